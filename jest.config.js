@@ -1,0 +1,17 @@
+/** Jest runs as ESM (NestJS 12 is ESM-only): NODE_OPTIONS=--experimental-vm-modules. */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  moduleNameMapper: {
+    '^@redlock-nest/(core|nestjs)$': '<rootDir>/packages/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/test/tsconfig.json', diagnostics: false }],
+  },
+  testTimeout: 30000,
+  // Tests share 2 cores and spawn their own redis-servers: run files one at a time.
+  maxWorkers: 1,
+};

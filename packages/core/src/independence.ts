@@ -1,0 +1,71 @@
+import { NodeIndependenceError } from './errors.js';
+import type { LockNode } from './lock-node.js';
+
+/** What `checkIndependence()` learned about one node. */
+export interface NodeReport {
+  /** `host:port` of the node. */
+  readonly node: string;
+  /** Whether the node answered. */
+  readonly reachable: boolean;
+  /** `master` or `slave` (Redis' own word for a replica), when reachable. */
+  readonly role?: string;
+  /** The server's run id: two nodes with the same run id are the same server. */
+  readonly runId?: string;
+  /** The server's version, when reachable. */
+  readonly version?: string;
+  /** Why the node could not be asked. */
+  readonly error?: string;
+}
+
+function field(info: string, name: string): string | undefined {
+  const match = new RegExp(`^${name}:(.*)$`, 'm').exec(info);
+  return match?.[1]?.trim();
+}
+
+async function inspect(node: LockNode, timeoutMs: number): Promise<NodeReport> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await node.connect();
+    const info = await Promise.race([
+      Promise.all([node.client.info('server'), node.client.info('replication')]).then((parts) => parts.join('\n')),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    const report: NodeReport = { node: node.label, reachable: true };
+    const role = field(info, 'role');
+    const runId = field(info, 'run_id');
+    const version = field(info, 'redis_version');
+    return {
+      ...report,
+      ...(role ? { role } : {}),
+      ...(runId ? { runId } : {}),
+      ...(version ? { version } : {}),
+    };
+  } catch (err) {
+    return { node: node.label, reachable: false, error: err instanceof Error ? err.message : String(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Asks every node for its role and run id. Throws {@link NodeIndependenceError} when
+ * a node is a replica or two configured nodes are the same server. An unreachable
+ * node is reported, not treated as a configuration error (that is availability).
+ */
+export async function checkNodeIndependence(nodes: readonly LockNode[], timeoutMs: number): Promise<NodeReport[]> {
+  const reports = await Promise.all(nodes.map((node) => inspect(node, timeoutMs)));
+  const problems: string[] = [];
+  const seen = new Map<string, string>();
+  for (const r of reports) {
+    if (r.role && r.role !== 'master') problems.push(`${r.node} is a replica (role:${r.role})`);
+    if (r.runId) {
+      const first = seen.get(r.runId);
+      if (first) problems.push(`${first} and ${r.node} are the same server (same run_id)`);
+      else seen.set(r.runId, r.node);
+    }
+  }
+  if (problems.length > 0) throw new NodeIndependenceError(problems);
+  return reports;
+}

@@ -1,0 +1,29 @@
+export { Redlock } from './redlock.js';
+export { Lock, type ReleaseResult } from './lock.js';
+export {
+  RedlockError,
+  LockNotAcquiredError,
+  QuorumUnavailableError,
+  LockLostError,
+  RedlockArgumentError,
+  RedlockClosedError,
+  NodeIndependenceError,
+  StaleFencingTokenError,
+  type AcquireFailureDetails,
+  type LockLostReason,
+} from './errors.js';
+export type { NodeOutcome, NodeStatus } from './node-outcome.js';
+export {
+  DEFAULT_REDLOCK_OPTIONS,
+  DEFAULT_RETRY,
+  MAX_RESOURCE_LENGTH,
+  MAX_TTL_MS,
+  type AcquireOptions,
+  type RedlockOptions,
+  type ResolvedRedlockOptions,
+  type ResolvedRetry,
+  type RetryOptions,
+  type UsingOptions,
+} from './options.js';
+export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
+export type { NodeReport } from './independence.js';

@@ -1,0 +1,191 @@
+import { LockLostError, type LockLostReason } from './errors.js';
+import type { NodeOutcome } from './node-outcome.js';
+import { checkTtl } from './options.js';
+
+/** What a release did on each node. Releasing never throws for an expired lock. */
+export interface ReleaseResult {
+  /** Nodes on which our key was still present and was deleted. */
+  readonly released: number;
+  /** Per-node outcomes (`ok`, `absent` when already expired, `error`, `timeout`). */
+  readonly nodes: readonly NodeOutcome[];
+}
+
+/**
+ * The operations a Lock delegates to its Redlock. An interface (not an import of
+ * Redlock) keeps lock.ts and redlock.ts free of a circular import.
+ * @internal
+ */
+export interface LockOperations {
+  extend(lock: Lock, ttlMs: number): Promise<void>;
+  release(lock: Lock): Promise<ReleaseResult>;
+}
+
+/** @internal */
+export interface LockInit {
+  readonly resources: readonly string[];
+  readonly keys: readonly string[];
+  readonly value: string;
+  readonly expiresAtMono: number;
+  readonly fencingTokens?: ReadonlyMap<string, bigint>;
+}
+
+/**
+ * A held lock. Obtained from `Redlock.acquire`, `tryAcquire` or `using`.
+ *
+ * @example
+ * ```ts
+ * const lock = await redlock.acquire('report:daily', 30_000);
+ * try {
+ *   await doWork({ signal: lock.signal });
+ *   await lock.extend(30_000); // same Lock object, new expiration
+ * } finally {
+ *   await lock.release();      // never throws because the lock expired
+ * }
+ * ```
+ */
+export class Lock {
+  /** The locked resources (without key prefix). */
+  readonly resources: readonly string[];
+  /** The random owner token (≥ 128 bits from a CSPRNG). Never logged by this library. */
+  readonly value: string;
+  /**
+   * The fencing token of the first resource, when acquired with `{ fencing: true }`.
+   * Strictly greater than every token an earlier acquisition of that resource got.
+   */
+  readonly fencingToken: bigint | undefined;
+  /** The fencing token of every resource, when acquired with `{ fencing: true }`. */
+  readonly fencingTokens: ReadonlyMap<string, bigint> | undefined;
+  /** Wall-clock time (epoch ms) the lock was obtained. */
+  readonly acquiredAt: number;
+  /** @internal the Redis keys, prefixed */
+  readonly keys: readonly string[];
+  /** @internal monotonic time the lock was obtained */
+  readonly acquiredAtMono: number;
+
+  private expiresAtMono: number;
+  private readonly controller = new AbortController();
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private releasing: Promise<ReleaseResult> | undefined;
+  private stopWatchdog: (() => void) | undefined;
+
+  /** @internal use Redlock.acquire */
+  constructor(
+    init: LockInit,
+    private readonly ops: LockOperations,
+  ) {
+    this.resources = init.resources;
+    this.keys = init.keys;
+    this.value = init.value;
+    this.fencingTokens = init.fencingTokens;
+    this.fencingToken = init.fencingTokens?.get(init.resources[0]!);
+    this.acquiredAtMono = performance.now();
+    this.acquiredAt = Date.now();
+    this.expiresAtMono = init.expiresAtMono;
+    this.armExpiry();
+  }
+
+  /**
+   * Aborts when the lock is known to be no longer held: its validity ran out, an
+   * extension found it gone, the watchdog reached `maxHoldMs`, or its Redlock was
+   * closed while it was held. `signal.reason` is a {@link LockLostError}.
+   * Not aborted by a normal `release()`.
+   */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Wall-clock time (epoch ms) at which the lock's validity ends, drift already subtracted. */
+  get expiration(): number {
+    return Date.now() + (this.expiresAtMono - performance.now());
+  }
+
+  /** Milliseconds of validity left (0 when expired or released). */
+  get remainingMs(): number {
+    if (this.releasing || this.controller.signal.aborted) return 0;
+    return Math.max(0, this.expiresAtMono - performance.now());
+  }
+
+  /** True once `release()` was called (or the Redlock closed). */
+  get released(): boolean {
+    return this.releasing !== undefined;
+  }
+
+  /**
+   * Extends the lock to `ttlMs` from now on a quorum of nodes, owner-checked.
+   * Updates this same object and resolves to it.
+   *
+   * @throws {LockLostError} the lock is gone (expired, taken over, or released); `signal` aborts.
+   * @throws {QuorumUnavailableError} too few nodes answered; the lock stays valid until `expiration`.
+   * @example
+   * ```ts
+   * await lock.extend(10_000);
+   * ```
+   */
+  async extend(ttlMs: number): Promise<this> {
+    checkTtl(ttlMs);
+    if (this.releasing) throw new LockLostError({ resources: this.resources, reason: 'released' });
+    if (this.controller.signal.aborted) throw this.controller.signal.reason;
+    if (performance.now() >= this.expiresAtMono) {
+      const lost = this.lose('expired');
+      throw lost;
+    }
+    await this.ops.extend(this, ttlMs);
+    return this;
+  }
+
+  /**
+   * Releases the lock on every node (owner-checked, so it never frees someone else's
+   * lock). Idempotent; never throws, also not when the lock already expired or a node is down.
+   */
+  release(): Promise<ReleaseResult> {
+    if (!this.releasing) {
+      this.clearTimers();
+      this.releasing = this.ops.release(this);
+    }
+    return this.releasing;
+  }
+
+  /** `await using lock = await redlock.acquire(...)` releases at the end of the scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /** @internal new validity after a successful extension */
+  setExpiry(expiresAtMono: number): void {
+    if (this.releasing || this.controller.signal.aborted) return;
+    this.expiresAtMono = expiresAtMono;
+    this.armExpiry();
+  }
+
+  /** @internal marks the lock as lost: aborts `signal` and stops timers. Returns the reason. */
+  lose(reason: LockLostReason, nodes?: readonly NodeOutcome[]): LockLostError {
+    if (this.controller.signal.aborted) return this.controller.signal.reason as LockLostError;
+    const error = new LockLostError({ resources: this.resources, reason, ...(nodes ? { nodes } : {}) });
+    this.clearTimers();
+    this.controller.abort(error);
+    return error;
+  }
+
+  /** @internal the watchdog registers how to stop it */
+  attachWatchdog(stop: () => void): void {
+    this.stopWatchdog = stop;
+  }
+
+  private armExpiry(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    const delay = Math.max(0, this.expiresAtMono - performance.now());
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = undefined;
+      this.lose('expired');
+    }, delay);
+    this.expiryTimer.unref();
+  }
+
+  private clearTimers(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    const stop = this.stopWatchdog;
+    this.stopWatchdog = undefined;
+    stop?.();
+  }
+}

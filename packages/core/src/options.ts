@@ -1,0 +1,225 @@
+import { RedlockArgumentError } from './errors.js';
+
+/**
+ * How an acquisition retries while the resource is held by someone else.
+ * Delays always carry random jitter so waiters never phase-lock with the holder.
+ */
+export interface RetryOptions {
+  /** Retries after the first attempt. `Infinity` retries until `timeoutMs` or the signal. Default 20. */
+  readonly retries?: number;
+  /** Base delay between attempts in ms. Default 100. */
+  readonly delayMs?: number;
+  /** Up to this many ms of random jitter added to each delay. Default 100. */
+  readonly jitterMs?: number;
+}
+
+/** Options of one acquisition (`acquire`, `tryAcquire`, `using`). */
+export interface AcquireOptions {
+  /** Retry policy, or `false` for exactly one attempt. Defaults to the Redlock's `retry`. */
+  readonly retry?: RetryOptions | false;
+  /** Aborts the wait (not a held lock). The acquisition rejects with the signal's reason. */
+  readonly signal?: AbortSignal;
+  /** Give up waiting after this many ms (overall, across retries). */
+  readonly timeoutMs?: number;
+  /** Obtain a fencing token (`lock.fencingToken`). Costs at most one extra round trip. */
+  readonly fencing?: boolean;
+}
+
+/** Options of `using()`: an acquisition plus the watchdog that keeps the lock alive. */
+export interface UsingOptions extends AcquireOptions {
+  /**
+   * Stop extending after the lock has been held this long, so a stuck holder cannot
+   * keep the lock forever. The lock then expires and `lock.signal` aborts.
+   * Default: the Redlock's `maxHoldMs` (unbounded when not set).
+   */
+  readonly maxHoldMs?: number;
+}
+
+/** Options of a `Redlock` instance. Every default lives in {@link DEFAULT_REDLOCK_OPTIONS}. */
+export interface RedlockOptions {
+  /** Prefix of every key the library writes. Separate tenants with separate prefixes. Default `'redlock:'`. */
+  readonly keyPrefix?: string;
+  /**
+   * Clock drift allowance as a fraction of the TTL. Default 0.01: the value redlock-rb
+   * and the Redis distributed-lock page use (not derived from any clock spec).
+   */
+  readonly driftFactor?: number;
+  /** Constant drift allowance in ms, added to `ttl × driftFactor`. Default 2 (from redlock-rb). */
+  readonly driftConstantMs?: number;
+  /**
+   * The longest a single node may take to answer a lock command before it counts as
+   * "timed out" (and, for acquire, as "maybe held", so it is released). The effective
+   * timeout is also capped at a third of the TTL. Default 500.
+   */
+  readonly nodeTimeoutMs?: number;
+  /** Default retry policy of `acquire` and `using`. */
+  readonly retry?: RetryOptions | false;
+  /** Default cap on how long `using()` keeps extending a lock. Default: unbounded. */
+  readonly maxHoldMs?: number;
+  /**
+   * Before the first lock operation, check that the nodes are independent masters
+   * (`checkIndependence()`), and fail every operation with `NodeIndependenceError` if not.
+   * Default false.
+   */
+  readonly checkIndependence?: boolean;
+  /**
+   * Receives warnings (for example, a client passed in whose options make failover slow).
+   * Default: `console.warn`. Pass `() => {}` to silence. Never receives tokens or passwords.
+   */
+  readonly onWarning?: (message: string) => void;
+}
+
+/** A policy with every field present. */
+export interface ResolvedRetry {
+  readonly retries: number;
+  readonly delayMs: number;
+  readonly jitterMs: number;
+}
+
+/** Redlock options after defaults were merged (the one place defaults live). */
+export interface ResolvedRedlockOptions {
+  readonly keyPrefix: string;
+  readonly driftFactor: number;
+  readonly driftConstantMs: number;
+  readonly nodeTimeoutMs: number;
+  readonly retry: ResolvedRetry | false;
+  readonly maxHoldMs: number;
+  readonly checkIndependence: boolean;
+  readonly onWarning: (message: string) => void;
+}
+
+/** The single source of default values. */
+export const DEFAULT_RETRY: ResolvedRetry = Object.freeze({ retries: 20, delayMs: 100, jitterMs: 100 });
+
+/** The single source of default values for `RedlockOptions`. */
+export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
+  keyPrefix: 'redlock:',
+  driftFactor: 0.01,
+  driftConstantMs: 2,
+  nodeTimeoutMs: 500,
+  retry: DEFAULT_RETRY,
+  maxHoldMs: Infinity,
+  checkIndependence: false,
+  onWarning: (message: string) => console.warn(`[redlock] ${message}`),
+});
+
+/** Largest TTL accepted: 2^31-1 ms, the largest delay a Node.js timer can wait. */
+export const MAX_TTL_MS = 2_147_483_647;
+/** Longest resource name accepted, in UTF-16 code units. Hash longer identifiers first. */
+export const MAX_RESOURCE_LENGTH = 4096;
+
+function fail(message: string): never {
+  throw new RedlockArgumentError(message);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  return typeof value;
+}
+
+function checkObject(value: unknown, what: string): asserts value is Record<string, unknown> | undefined {
+  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+    fail(`${what} must be an object, got ${describe(value)}.`);
+  }
+}
+
+/** A finite number ≥ `min` (or `Infinity` where allowed). */
+export function checkNumber(
+  value: unknown,
+  what: string,
+  { min = 0, integer = false, allowInfinity = false, max = Number.MAX_VALUE } = {},
+): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) fail(`${what} must be a number, got ${describe(value)}.`);
+  if (value === Infinity && allowInfinity) return value;
+  if (!Number.isFinite(value)) fail(`${what} must be finite, got ${value}.`);
+  if (integer && !Number.isInteger(value)) fail(`${what} must be a whole number, got ${value}.`);
+  if (value < min) fail(`${what} must be at least ${min}, got ${value}.`);
+  if (value > max) fail(`${what} must be at most ${max}, got ${value}.`);
+  return value;
+}
+
+/** Validates a TTL in ms: a whole number from 1 to 2^31-1. */
+export function checkTtl(ttlMs: unknown, what = 'ttlMs'): number {
+  return checkNumber(ttlMs, `${what} (lock time-to-live in ms)`, { min: 1, integer: true, max: MAX_TTL_MS });
+}
+
+/** Normalises one resource or a list to a de-duplicated, validated list. */
+export function normalizeResources(resource: unknown): string[] {
+  const list = Array.isArray(resource) ? resource : [resource];
+  if (list.length === 0) fail('resource must name at least one resource, got an empty array.');
+  const out = new Set<string>();
+  for (const r of list) {
+    if (typeof r !== 'string') {
+      fail(`resource must be a string (or an array of strings), got ${describe(r)}. Convert ids with String(id).`);
+    }
+    if (r.length === 0) fail('resource must be a non-empty string, got "".');
+    if (r.length > MAX_RESOURCE_LENGTH) {
+      fail(`resource is ${r.length} characters long; the limit is ${MAX_RESOURCE_LENGTH}. Hash long identifiers first.`);
+    }
+    out.add(r);
+  }
+  return [...out];
+}
+
+/** Merges and validates a retry policy. */
+export function resolveRetry(retry: unknown, fallback: ResolvedRetry | false, what = 'retry'): ResolvedRetry | false {
+  if (retry === undefined) return fallback;
+  if (retry === false) return false;
+  checkObject(retry, `${what} (an object or false)`);
+  const base = fallback === false ? DEFAULT_RETRY : fallback;
+  const r = retry as RetryOptions;
+  return {
+    retries:
+      r.retries === undefined
+        ? base.retries
+        : checkNumber(r.retries, `${what}.retries`, { integer: true, allowInfinity: true }),
+    delayMs: r.delayMs === undefined ? base.delayMs : checkNumber(r.delayMs, `${what}.delayMs`),
+    jitterMs: r.jitterMs === undefined ? base.jitterMs : checkNumber(r.jitterMs, `${what}.jitterMs`),
+  };
+}
+
+/** Merges user options over {@link DEFAULT_REDLOCK_OPTIONS}, validating each. */
+export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions {
+  checkObject(options, 'Redlock options');
+  const o = (options ?? {}) as RedlockOptions;
+  const d = DEFAULT_REDLOCK_OPTIONS;
+  if (o.keyPrefix !== undefined && typeof o.keyPrefix !== 'string') {
+    fail(`keyPrefix must be a string, got ${describe(o.keyPrefix)}.`);
+  }
+  if (o.onWarning !== undefined && typeof o.onWarning !== 'function') {
+    fail(`onWarning must be a function, got ${describe(o.onWarning)}.`);
+  }
+  if (o.checkIndependence !== undefined && typeof o.checkIndependence !== 'boolean') {
+    fail(`checkIndependence must be a boolean, got ${describe(o.checkIndependence)}.`);
+  }
+  return {
+    keyPrefix: o.keyPrefix ?? d.keyPrefix,
+    driftFactor:
+      o.driftFactor === undefined ? d.driftFactor : checkNumber(o.driftFactor, 'driftFactor', { max: 0.5 }),
+    driftConstantMs:
+      o.driftConstantMs === undefined ? d.driftConstantMs : checkNumber(o.driftConstantMs, 'driftConstantMs'),
+    nodeTimeoutMs:
+      o.nodeTimeoutMs === undefined ? d.nodeTimeoutMs : checkNumber(o.nodeTimeoutMs, 'nodeTimeoutMs', { min: 1 }),
+    retry: resolveRetry(o.retry, d.retry),
+    maxHoldMs:
+      o.maxHoldMs === undefined ? d.maxHoldMs : checkNumber(o.maxHoldMs, 'maxHoldMs', { min: 1, allowInfinity: true }),
+    checkIndependence: o.checkIndependence ?? d.checkIndependence,
+    onWarning: o.onWarning ?? d.onWarning,
+  };
+}
+
+/** Validates per-call options. */
+export function checkAcquireOptions(options: unknown, what = 'acquire options'): AcquireOptions & UsingOptions {
+  checkObject(options, what);
+  const o = (options ?? {}) as UsingOptions;
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
+    fail(`${what}.signal must be an AbortSignal, got ${describe(o.signal)}.`);
+  }
+  if (o.timeoutMs !== undefined) checkNumber(o.timeoutMs, `${what}.timeoutMs`, { allowInfinity: true });
+  if (o.fencing !== undefined && typeof o.fencing !== 'boolean') {
+    fail(`${what}.fencing must be a boolean, got ${describe(o.fencing)}.`);
+  }
+  if (o.maxHoldMs !== undefined) checkNumber(o.maxHoldMs, `${what}.maxHoldMs`, { min: 1, allowInfinity: true });
+  return o;
+}

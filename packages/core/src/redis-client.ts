@@ -1,0 +1,117 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { RedlockArgumentError } from './errors.js';
+
+/**
+ * The part of an ioredis client this library uses. Structural, so ioredis 5 and 6
+ * (and wrappers with the same methods) are accepted without type conflicts.
+ */
+export interface RedisClientLike {
+  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
+  info(section: string): Promise<string>;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  readonly status?: string;
+  readonly options?: Partial<
+    Pick<RedisOptions, 'host' | 'port' | 'path' | 'commandTimeout' | 'enableOfflineQueue' | 'maxRetriesPerRequest'>
+  >;
+  connect?(): Promise<void>;
+}
+
+/** One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client. */
+export type RedisNodeInput = RedisClientLike | string | RedisOptions;
+
+/** Options every client this library creates gets, so a dead node fails fast. */
+export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
+  return {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: nodeTimeoutMs,
+    connectTimeout: Math.max(1_000, nodeTimeoutMs * 2),
+    enableAutoPipelining: true,
+    // Reconnect quickly but not in a tight loop; every attempt is cheap when the node is down.
+    retryStrategy: (times: number) => Math.min(50 * times, 1_000),
+  };
+}
+
+function isClient(value: object): value is RedisClientLike {
+  return typeof (value as RedisClientLike).evalsha === 'function';
+}
+
+/** Label of a node for messages: `host:port`, never credentials. */
+export function labelOf(client: RedisClientLike, index: number): string {
+  const o = client.options;
+  if (o?.path) return o.path;
+  if (o?.host !== undefined || o?.port !== undefined) return `${o.host ?? 'localhost'}:${o.port ?? 6379}`;
+  return `node${index}`;
+}
+
+function checkUrl(url: string, index: number): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new RedlockArgumentError(
+      `nodes[${index}] is not a valid URL. Use redis://[user:password@]host:port[/db] or rediss:// for TLS.`,
+    );
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new RedlockArgumentError(
+      `nodes[${index}] has protocol "${parsed.protocol}"; use redis:// or rediss:// (TLS).`,
+    );
+  }
+  if (!parsed.hostname) throw new RedlockArgumentError(`nodes[${index}] has no host. Use redis://host:port.`);
+}
+
+/** The warning for a client passed in whose options make a dead node slow to detect. */
+function slowFailoverWarning(client: RedisClientLike, label: string): string | undefined {
+  const o = client.options;
+  if (!o) return undefined;
+  const problems: string[] = [];
+  if (o.enableOfflineQueue !== false) problems.push('enableOfflineQueue is not false');
+  if (o.commandTimeout === undefined) problems.push('no commandTimeout');
+  if (o.maxRetriesPerRequest !== 0 && o.maxRetriesPerRequest !== null) problems.push('maxRetriesPerRequest is not 0');
+  if (problems.length === 0) return undefined;
+  return (
+    `the client for ${label} has ${problems.join(', ')}: commands to a dead node may queue instead of failing fast. ` +
+    'The lock stays correct (per-node timeouts still apply), but consider enableOfflineQueue: false, ' +
+    'maxRetriesPerRequest: 0 and a short commandTimeout.'
+  );
+}
+
+/** A client plus whether this library created it (and so must close it). */
+export interface ClientHandle {
+  readonly client: RedisClientLike;
+  readonly owned: boolean;
+  readonly label: string;
+}
+
+/** Turns one `nodes[]` entry into a client, creating and configuring it when needed. */
+export function toClient(
+  input: RedisNodeInput,
+  index: number,
+  nodeTimeoutMs: number,
+  warn: (message: string) => void,
+): ClientHandle {
+  if (typeof input === 'string') {
+    checkUrl(input, index);
+    const client = new Redis(input, failFastOptions(nodeTimeoutMs)) as unknown as RedisClientLike;
+    return { client, owned: true, label: labelOf(client, index) };
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new RedlockArgumentError(
+      `nodes[${index}] must be a redis:// URL, ioredis options or an ioredis client, got ${
+        input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input
+      }.`,
+    );
+  }
+  if (isClient(input)) {
+    const label = labelOf(input, index);
+    const warning = slowFailoverWarning(input, label);
+    if (warning) warn(warning);
+    return { client: input, owned: false, label };
+  }
+  const client = new Redis({ ...input, ...failFastOptions(input.commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
+  return { client, owned: true, label: labelOf(client, index) };
+}

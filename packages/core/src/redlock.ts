@@ -1,0 +1,387 @@
+import { randomBytes } from 'node:crypto';
+import {
+  LockNotAcquiredError,
+  QuorumUnavailableError,
+  RedlockArgumentError,
+  RedlockClosedError,
+} from './errors.js';
+import { settleTokens } from './fencing.js';
+import { checkNodeIndependence, type NodeReport } from './independence.js';
+import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
+import { LockNode } from './lock-node.js';
+import type { NodeOutcome } from './node-outcome.js';
+import {
+  checkAcquireOptions,
+  checkTtl,
+  normalizeResources,
+  resolveRedlockOptions,
+  resolveRetry,
+  type AcquireOptions,
+  type RedlockOptions,
+  type ResolvedRedlockOptions,
+  type UsingOptions,
+} from './options.js';
+import { toClient, type RedisNodeInput } from './redis-client.js';
+import { runRound, type RoundResult } from './round.js';
+import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
+import { extendOnNode, parseExtendReply } from './scripts/extend.js';
+import { parseRaiseReply, raiseFenceOnNode } from './scripts/fence-raise.js';
+import { parseReleaseReply, releaseOnNode } from './scripts/release.js';
+import { delay, jittered } from './wait.js';
+import { startWatchdog } from './watchdog.js';
+
+/** Why one attempt failed. */
+type AttemptFailure =
+  | { kind: 'held'; nodes: NodeOutcome[]; retryAfterMs: number | undefined }
+  | { kind: 'unavailable'; nodes: NodeOutcome[]; reason?: string };
+
+/** 128 bits from the CSPRNG, URL-safe. */
+function newOwnerToken(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** Nodes on which an attempt may have left our key (answered yes, or may still apply). */
+function mayHold(outcome: NodeOutcome): boolean {
+  return outcome.status === 'ok' || outcome.status === 'timeout' || outcome.status === 'pending';
+}
+
+/**
+ * Redlock over N independent Redis nodes (N = 1 is the single-instance lock of the
+ * seed's section 8: an efficiency lock, no fault tolerance).
+ *
+ * @example
+ * ```ts
+ * const redlock = new Redlock(['redis://a:6379', 'redis://b:6379', 'redis://c:6379']);
+ * await redlock.using('order:42', 10_000, async (lock) => {
+ *   await chargeOrder(42, { signal: lock.signal });
+ * });
+ * await redlock.close();
+ * ```
+ */
+export class Redlock {
+  /** Nodes needed for a majority: ⌊N/2⌋ + 1. */
+  readonly quorum: number;
+  /** The options in force, defaults merged. */
+  readonly options: ResolvedRedlockOptions;
+  /** @internal */
+  readonly nodes: readonly LockNode[];
+  private readonly active = new Set<Lock>();
+  private readonly ops: LockOperations;
+  private independence: Promise<NodeReport[]> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
+    if (!Array.isArray(nodes) || nodes.length === 0) {
+      throw new RedlockArgumentError(
+        'Redlock needs at least one Redis node: new Redlock(["redis://host:6379", ...]). Use 1 node for an efficiency lock, 3 or 5 independent nodes for fault tolerance.',
+      );
+    }
+    this.options = resolveRedlockOptions(options);
+    const created: LockNode[] = [];
+    try {
+      for (let i = 0; i < nodes.length; i++) {
+        created.push(new LockNode(toClient(nodes[i]!, i, this.options.nodeTimeoutMs, this.options.onWarning)));
+      }
+    } catch (err) {
+      for (const node of created) void node.close();
+      throw err;
+    }
+    this.nodes = created;
+    this.quorum = Math.floor(created.length / 2) + 1;
+    this.ops = {
+      extend: (lock, ttlMs) => this.extendLock(lock, ttlMs),
+      release: (lock) => this.releaseLock(lock),
+    };
+  }
+
+  /**
+   * Acquires `resource` (or all of `resource[]` together) for `ttlMs`, retrying with
+   * jitter while it is held by someone else.
+   *
+   * @throws {LockNotAcquiredError} still held by someone else after the retries / `timeoutMs`.
+   * @throws {QuorumUnavailableError} a majority of nodes failed or timed out (not retried).
+   * @example
+   * ```ts
+   * const lock = await redlock.acquire('order:42', 10_000, { timeoutMs: 2_000 });
+   * try { ... } finally { await lock.release(); }
+   * ```
+   */
+  async acquire(resource: string | readonly string[], ttlMs: number, options?: AcquireOptions): Promise<Lock> {
+    const resources = normalizeResources(resource);
+    checkTtl(ttlMs);
+    const opts = checkAcquireOptions(options);
+    const retry = resolveRetry(opts.retry, this.options.retry, 'options.retry');
+    this.assertOpen();
+    if (this.options.checkIndependence) await this.checkIndependence();
+
+    const keys = resources.map((r) => this.lockKey(r));
+    const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
+    const token = newOwnerToken();
+    const timeoutMs = opts.timeoutMs ?? Infinity;
+    const deadline = performance.now() + timeoutMs;
+    const maxRetries = retry === false ? 0 : opts.timeoutMs !== undefined && opts.retry === undefined ? Infinity : retry.retries;
+    const signal = opts.signal;
+
+    for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
+      this.assertOpen();
+      const result = await this.attempt(resources, keys, fenceKeys, token, ttlMs);
+      if (result instanceof Lock) {
+        if (signal?.aborted) {
+          await result.release();
+          throw signal.reason;
+        }
+        return result;
+      }
+      if (result.kind === 'unavailable') {
+        throw new QuorumUnavailableError({
+          resources,
+          attempts: attempt,
+          nodes: result.nodes,
+          quorum: this.quorum,
+          ...(result.reason ? { reason: result.reason } : {}),
+        });
+      }
+      const wait = retry === false ? 0 : jittered(retry.delayMs, retry.jitterMs);
+      if (attempt > maxRetries || performance.now() + wait >= deadline) {
+        throw new LockNotAcquiredError({ resources, attempts: attempt, nodes: result.nodes, retryAfterMs: result.retryAfterMs });
+      }
+      await this.waitForRetry(keys, wait, signal);
+    }
+  }
+
+  /**
+   * One attempt, no retries: the lock, or `null` when someone else holds it.
+   *
+   * @throws {QuorumUnavailableError} a majority of nodes failed or timed out.
+   * @example
+   * ```ts
+   * const lock = await redlock.tryAcquire('cron:daily-report', 60_000);
+   * if (!lock) return; // another instance runs it
+   * ```
+   */
+  async tryAcquire(resource: string | readonly string[], ttlMs: number, options?: AcquireOptions): Promise<Lock | null> {
+    const opts = checkAcquireOptions(options);
+    try {
+      return await this.acquire(resource, ttlMs, { ...opts, retry: false });
+    } catch (err) {
+      if (err instanceof LockNotAcquiredError) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * Runs `routine` while holding the lock, extending it in the background every
+   * `ttl/3` and releasing it afterwards. If the lock is lost meanwhile, `lock.signal`
+   * aborts (stop writing!) and `using` rejects with a {@link LockLostError}, also when
+   * the routine itself completed, because its exclusivity was not guaranteed throughout.
+   *
+   * @example
+   * ```ts
+   * const total = await redlock.using(['account:1', 'account:2'], 5_000, async (lock) => {
+   *   return transfer(1, 2, 100, { signal: lock.signal });
+   * }, { maxHoldMs: 60_000 });
+   * ```
+   */
+  async using<T>(
+    resource: string | readonly string[],
+    ttlMs: number,
+    routine: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions,
+  ): Promise<T> {
+    if (typeof routine !== 'function') {
+      throw new RedlockArgumentError('using(resource, ttlMs, routine, options?) needs a function as its third argument.');
+    }
+    const opts = checkAcquireOptions(options, 'using options');
+    const lock = await this.acquire(resource, ttlMs, opts);
+    const stop = startWatchdog(lock, ttlMs, opts.maxHoldMs ?? this.options.maxHoldMs);
+    let result: T;
+    try {
+      result = await routine(lock);
+    } finally {
+      stop();
+      await lock.release();
+    }
+    if (lock.signal.aborted) throw lock.signal.reason;
+    return result;
+  }
+
+  /**
+   * Asks every node for its role and run id; rejects with `NodeIndependenceError` when a
+   * node is a replica or two nodes are the same server. With `checkIndependence: true`
+   * this runs once before the first lock operation.
+   */
+  checkIndependence(): Promise<NodeReport[]> {
+    this.assertOpen();
+    if (!this.options.checkIndependence) return checkNodeIndependence(this.nodes, this.options.nodeTimeoutMs * 4);
+    this.independence ??= checkNodeIndependence(this.nodes, this.options.nodeTimeoutMs * 4).catch((err: unknown) => {
+      // A node being unreachable is retried on the next call; a misconfiguration is final.
+      if (!(err instanceof Error && err.name === 'NodeIndependenceError')) this.independence = undefined;
+      throw err;
+    });
+    return this.independence;
+  }
+
+  /** Connects the clients this library created (they otherwise connect on first use). Resolves even if some nodes are down. */
+  async connect(): Promise<void> {
+    this.assertOpen();
+    await Promise.allSettled(this.nodes.map((node) => node.connect()));
+  }
+
+  /** How many locks this instance currently holds. */
+  get activeLocks(): number {
+    return this.active.size;
+  }
+
+  /**
+   * Releases every lock still held (aborting their signals), stops their watchdogs,
+   * and closes the connections this library created. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const held = [...this.active];
+      for (const lock of held) lock.lose('released');
+      await Promise.all(held.map((lock) => lock.release()));
+      await Promise.all(this.nodes.map((node) => node.close()));
+    })();
+    return this.closing;
+  }
+
+  /** Prefixed Redis key of a resource's lock. */
+  protected lockKey(resource: string): string {
+    return `${this.options.keyPrefix}lock:${resource}`;
+  }
+
+  /** Prefixed Redis key of a resource's fencing counter. */
+  protected fenceKey(resource: string): string {
+    return `${this.options.keyPrefix}fence:${resource}`;
+  }
+
+  /** Waits before the next attempt. A seam for waking on release notices instead of polling. */
+  protected waitForRetry(_keys: readonly string[], ms: number, signal: AbortSignal | undefined): Promise<void> {
+    return delay(ms, signal);
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new RedlockClosedError();
+  }
+
+  private nodeTimeout(ttlMs: number): number {
+    return Math.max(1, Math.min(this.options.nodeTimeoutMs, Math.floor(ttlMs / 3)));
+  }
+
+  private drift(ttlMs: number): number {
+    return Math.floor(ttlMs * this.options.driftFactor) + this.options.driftConstantMs;
+  }
+
+  private async attempt(
+    resources: readonly string[],
+    keys: readonly string[],
+    fenceKeys: readonly string[] | undefined,
+    token: string,
+    ttlMs: number,
+  ): Promise<Lock | AttemptFailure> {
+    const start = performance.now();
+    const timeoutMs = this.nodeTimeout(ttlMs);
+    const sendKeys = fenceKeys ? [...keys, ...fenceKeys] : keys;
+    const round = await runRound(
+      this.nodes,
+      (node) => acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined),
+      parseAcquireReply,
+      { quorum: this.quorum, timeoutMs, early: true },
+    );
+    let failure: AttemptFailure | undefined;
+    let fencingTokens: Map<string, bigint> | undefined;
+    if (round.ok < this.quorum) {
+      failure = this.classify(round);
+    } else if (fenceKeys) {
+      const settled = settleTokens(round.values, resources.length);
+      if (settled.upToDate < this.quorum) {
+        const raise = await runRound(
+          this.nodes,
+          (node) => raiseFenceOnNode(node, fenceKeys, settled.decimal),
+          parseRaiseReply,
+          { quorum: this.quorum, timeoutMs, early: true },
+        );
+        if (raise.ok < this.quorum) {
+          failure = { kind: 'unavailable', nodes: raise.outcomes, reason: 'the fencing write-back did not reach a quorum' };
+        }
+      }
+      fencingTokens = new Map(resources.map((r, i) => [r, settled.tokens[i]!]));
+    }
+    const expiresAtMono = start + ttlMs - this.drift(ttlMs);
+    if (!failure && expiresAtMono <= performance.now()) {
+      failure = {
+        kind: 'unavailable',
+        nodes: round.outcomes,
+        reason: `a quorum answered, but only after the lock's validity (${ttlMs} ms minus drift) had run out`,
+      };
+    }
+    if (failure) {
+      await this.releaseOn(round.outcomes, keys, token);
+      return failure;
+    }
+    const lock = new Lock({ resources, keys, value: token, expiresAtMono, ...(fencingTokens ? { fencingTokens } : {}) }, this.ops);
+    this.active.add(lock);
+    return lock;
+  }
+
+  /** Contention when the nodes that failed alone do not rule out a quorum; otherwise unavailable. */
+  private classify(round: RoundResult<unknown>): AttemptFailure {
+    const n = this.nodes.length;
+    let failed = 0;
+    let retryAfterMs: number | undefined;
+    for (const o of round.outcomes) {
+      if (o.status === 'error' || o.status === 'timeout') failed++;
+      if (o.status === 'held' && o.ttlMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, o.ttlMs);
+    }
+    if (failed > n - this.quorum) return { kind: 'unavailable', nodes: round.outcomes };
+    return { kind: 'held', nodes: round.outcomes, retryAfterMs };
+  }
+
+  /** Releases a failed attempt's possible holds, so our own partial holds never block our retry. */
+  private async releaseOn(outcomes: readonly NodeOutcome[], keys: readonly string[], token: string): Promise<void> {
+    const nodes = this.nodes.filter((_, i) => mayHold(outcomes[i]!));
+    if (nodes.length === 0) return;
+    await runRound(nodes, (node) => releaseOnNode(node, keys, token), parseReleaseReply, {
+      quorum: nodes.length,
+      timeoutMs: this.options.nodeTimeoutMs,
+      early: false,
+    });
+  }
+
+  private async extendLock(lock: Lock, ttlMs: number): Promise<void> {
+    const start = performance.now();
+    const round = await runRound(
+      this.nodes,
+      (node) => extendOnNode(node, lock.keys, lock.value, ttlMs),
+      parseExtendReply,
+      { quorum: this.quorum, timeoutMs: this.nodeTimeout(ttlMs), early: true },
+    );
+    const expiresAtMono = start + ttlMs - this.drift(ttlMs);
+    if (round.ok >= this.quorum && expiresAtMono > performance.now()) {
+      lock.setExpiry(expiresAtMono);
+      return;
+    }
+    const gone = round.outcomes.filter((o) => o.status === 'absent').length;
+    if (gone > this.nodes.length - this.quorum) throw lock.lose('not-owner', round.outcomes);
+    if (lock.remainingMs <= 0) throw lock.lose('expired', round.outcomes);
+    throw new QuorumUnavailableError({
+      resources: lock.resources,
+      attempts: 1,
+      nodes: round.outcomes,
+      quorum: this.quorum,
+      reason: `extend reached only ${round.ok} node(s); the lock stays valid until its current expiration`,
+    });
+  }
+
+  private async releaseLock(lock: Lock): Promise<ReleaseResult> {
+    this.active.delete(lock);
+    const round = await runRound(this.nodes, (node) => releaseOnNode(node, lock.keys, lock.value), parseReleaseReply, {
+      quorum: this.nodes.length,
+      timeoutMs: this.options.nodeTimeoutMs,
+      early: false,
+    });
+    return { released: round.ok, nodes: round.outcomes };
+  }
+}

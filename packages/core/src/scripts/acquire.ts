@@ -1,0 +1,53 @@
+import { defineScript, type LockNode } from '../lock-node.js';
+import type { ParsedReply } from '../round.js';
+
+/**
+ * All-or-nothing on one node: every key is free (or already ours) or nothing is set.
+ * Accepting our own token makes a retry after a timed-out SET harmless.
+ * With fencing, each resource's counter is INCRemented and returned as a string
+ * (read back with GET) so values above 2^53 survive Lua's doubles and the client.
+ *
+ * KEYS: n lock keys, then n fence-counter keys when fencing
+ * ARGV: owner token, ttl ms, '1' to fence
+ * Returns {1, counter...} when set, {0, pttl of the first foreign key} when held.
+ */
+export const ACQUIRE_SCRIPT = defineScript(
+  'acquire',
+  `local fencing = ARGV[3] == '1'
+local n = #KEYS
+if fencing then n = n / 2 end
+for i = 1, n do
+  local holder = redis.call('GET', KEYS[i])
+  if holder and holder ~= ARGV[1] then
+    return {0, redis.call('PTTL', KEYS[i])}
+  end
+end
+local reply = {1}
+for i = 1, n do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  if fencing then
+    redis.call('INCR', KEYS[n + i])
+    reply[#reply + 1] = redis.call('GET', KEYS[n + i])
+  end
+end
+return reply`,
+);
+
+/** Sends the acquire script to one node. */
+export function acquireOnNode(
+  node: LockNode,
+  keys: readonly string[],
+  token: string,
+  ttlMs: number,
+  fencing: boolean,
+): Promise<unknown> {
+  return node.run(ACQUIRE_SCRIPT, keys, [token, ttlMs, fencing ? '1' : '0']);
+}
+
+/** Parses the acquire reply: the fence counters (strings) as the value on success. */
+export function parseAcquireReply(reply: unknown): ParsedReply<string[]> {
+  if (!Array.isArray(reply)) return { status: 'error' };
+  if (Number(reply[0]) === 1) return { status: 'ok', value: reply.slice(1).map(String) };
+  const pttl = Number(reply[1]);
+  return pttl > 0 ? { status: 'held', ttlMs: pttl } : { status: 'held' };
+}
