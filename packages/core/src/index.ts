@@ -27,3 +27,4 @@ export {
 } from './options.js';
 export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 export type { NodeReport } from './independence.js';
+export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';

@@ -40,9 +40,13 @@ function newOwnerToken(): string {
   return randomBytes(16).toString('base64url');
 }
 
-/** Nodes on which an attempt may have left our key (answered yes, or may still apply). */
+/**
+ * Nodes on which an attempt may have left our key: all but those that answered that
+ * someone else holds it. An `error` counts too: a reply lost on a dropped connection
+ * or a client-side command timeout says nothing about whether the SET landed.
+ */
 function mayHold(outcome: NodeOutcome): boolean {
-  return outcome.status === 'ok' || outcome.status === 'timeout' || outcome.status === 'pending';
+  return outcome.status !== 'held';
 }
 
 /**
@@ -306,6 +310,15 @@ export class Redlock {
         if (raise.ok < this.quorum) {
           failure = { kind: 'unavailable', nodes: raise.outcomes, reason: 'the fencing write-back did not reach a quorum' };
         }
+      } else if (settled.upToDate < round.ok) {
+        // A quorum already knows the token; bring lagging granting nodes (e.g. one restarted
+        // empty) up to date in the background, so fewer nodes depend on the others' memory.
+        this.nodes.forEach((node, i) => {
+          const v = round.values[i];
+          if (v && v.some((s, r) => s !== settled.decimal[r])) {
+            raiseFenceOnNode(node, fenceKeys, settled.decimal).catch(() => undefined);
+          }
+        });
       }
       fencingTokens = new Map(resources.map((r, i) => [r, settled.tokens[i]!]));
     }
