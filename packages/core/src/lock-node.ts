@@ -38,6 +38,9 @@ export class LockNode {
   /** Connects a client this library created, once; a failed connect is retried on the next call. */
   connect(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('connection closed (its Redlock was closed)'));
+    // Callers arriving while our connect is under way (status 'connecting'/'connect') wait
+    // for it: sending now would fail at once, as the offline queue is disabled.
+    if (this.connecting) return this.connecting;
     const status = this.client.status;
     if (!this.owned || (status !== 'wait' && status !== 'end') || !this.client.connect) return Promise.resolve();
     this.connecting ??= this.client.connect().finally(() => {
