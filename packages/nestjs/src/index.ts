@@ -1,1 +1,24 @@
-export {};
+export { RedlockModule } from './redlock.module.js';
+export {
+  REDLOCK_MODULE_OPTIONS,
+  type RedlockModuleAsyncOptions,
+  type RedlockModuleForRootOptions,
+} from './redlock.module-definition.js';
+export {
+  DEFAULT_REDLOCK_MODULE_OPTIONS,
+  type IndependenceCheckMode,
+  type LockedStatus,
+  type RedlockModuleOptions,
+  type ResolvedRedlockModuleOptions,
+} from './redlock-options.js';
+export { RedlockService } from './redlock.service.js';
+export { WithLock, type WithLockDefinition, type WithLockOptions } from './with-lock.decorator.js';
+export { LockRoute, type LockRouteDefinition, type LockRouteOptions } from './lock-route.decorator.js';
+export type { LockCallOptions, OnLocked } from './lock-call-options.js';
+export type { LockKey, RouteLockKey } from './lock-key.js';
+export { currentLock } from './lock-context.js';
+export { RedlockGuard } from './redlock.guard.js';
+export { RedlockInterceptor } from './redlock.interceptor.js';
+export { LockConflictException, LockUnavailableException, type LockConflictBody } from './redlock-http.exceptions.js';
+export { LockKeyError, RedlockModuleNotInitializedError } from './errors.js';
+export { LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';

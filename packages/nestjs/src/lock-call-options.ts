@@ -1,0 +1,66 @@
+import type { UsingOptions } from '@redlock-nest/core';
+import { LockKeyError } from './errors.js';
+
+/** What a locked call does when the key is held by someone else. */
+export type OnLocked = 'throw' | 'skip';
+
+/**
+ * Per-call options of `@WithLock` and `@LockRoute`.
+ *
+ * @example
+ * ```ts
+ * @WithLock('report:daily', { onLocked: 'skip' })         // cron dedupe: other instances skip
+ * @WithLock('order:<id>', { wait: 2_000, fencing: true }) // wait up to 2 s, get a fencing token
+ * ```
+ */
+export interface LockCallOptions {
+  /** Lock TTL in ms, auto-extended while the call runs. Default: the module's `ttl`. */
+  readonly ttl?: number;
+  /**
+   * How long to wait for a held key: `false` fails at once, a number waits up to that many ms.
+   * Default: the module's `retry` policy, except with `onLocked: 'skip'`, where it is `false`
+   * (a skipped cron run must not start late, after the other instance finished).
+   */
+  readonly wait?: false | number;
+  /** `'throw'` (default) rejects with `LockNotAcquiredError`; `'skip'` resolves `undefined` without running. */
+  readonly onLocked?: OnLocked;
+  /** Obtain a fencing token (`currentLock().fencingToken`). */
+  readonly fencing?: boolean;
+  /** Stop extending after this many ms (the lock then expires and its signal aborts). Default: the module's `maxHoldMs`. */
+  readonly maxHoldMs?: number;
+}
+
+/** Validates call options once, at decoration time, so a typo fails when the class loads. */
+export function checkLockCallOptions(options: unknown, where: string): LockCallOptions {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new LockKeyError(`${where}: lock options must be an object like { ttl: 10_000, wait: false }.`);
+  }
+  const o = options as LockCallOptions;
+  if (o.ttl !== undefined && (!Number.isInteger(o.ttl) || o.ttl < 1)) {
+    throw new LockKeyError(`${where}: ttl must be a whole number of ms ≥ 1, got ${String(o.ttl)}.`);
+  }
+  if (o.wait !== undefined && o.wait !== false && !(typeof o.wait === 'number' && o.wait >= 0)) {
+    throw new LockKeyError(`${where}: wait must be false or a number of ms ≥ 0, got ${String(o.wait)}.`);
+  }
+  if (o.onLocked !== undefined && o.onLocked !== 'throw' && o.onLocked !== 'skip') {
+    throw new LockKeyError(`${where}: onLocked must be 'throw' or 'skip', got ${String(o.onLocked)}.`);
+  }
+  if (o.fencing !== undefined && typeof o.fencing !== 'boolean') {
+    throw new LockKeyError(`${where}: fencing must be a boolean, got ${String(o.fencing)}.`);
+  }
+  if (o.maxHoldMs !== undefined && !(typeof o.maxHoldMs === 'number' && o.maxHoldMs >= 1)) {
+    throw new LockKeyError(`${where}: maxHoldMs must be a number of ms ≥ 1, got ${String(o.maxHoldMs)}.`);
+  }
+  return o;
+}
+
+/** Translates call options into the core's `using()` options. */
+export function toUsingOptions(options: LockCallOptions): UsingOptions {
+  const wait = options.wait ?? (options.onLocked === 'skip' ? false : undefined);
+  return {
+    ...(wait === false ? { retry: false as const } : wait !== undefined ? { timeoutMs: wait } : {}),
+    ...(options.fencing ? { fencing: true } : {}),
+    ...(options.maxHoldMs !== undefined ? { maxHoldMs: options.maxHoldMs } : {}),
+  };
+}

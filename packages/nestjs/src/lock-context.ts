@@ -1,0 +1,57 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Lock } from '@redlock-nest/core';
+
+/**
+ * One held lock in the current call chain. Frames form a linked list from the innermost
+ * outwards, so a nested lock context never mutates the outer one (concurrent branches of
+ * the same chain each see their own view).
+ */
+export interface LockFrame {
+  readonly lock: Lock;
+  /** Identity of the Redlock that holds `lock`: reentrancy only counts locks of the same instance. */
+  readonly owner: object;
+  readonly parent: LockFrame | undefined;
+}
+
+const storage = new AsyncLocalStorage<LockFrame>();
+
+/** A lock still counts as held by the chain while it is neither released nor lost. */
+function isHeld(lock: Lock): boolean {
+  return !lock.released && !lock.signal.aborted;
+}
+
+/**
+ * The lock held by the current call chain: the innermost one, or the one covering `resource`.
+ * Works inside `@WithLock` methods, `@LockRoute` handlers and `RedlockService.using` routines,
+ * including everything they await; `undefined` outside of them.
+ *
+ * @example
+ * ```ts
+ * @WithLock('order:<id>', { fencing: true })
+ * async pay(id: string) {
+ *   const lock = currentLock()!;
+ *   await this.payments.write(id, { fencingToken: lock.fencingToken, signal: lock.signal });
+ * }
+ * ```
+ */
+export function currentLock(resource?: string): Lock | undefined {
+  for (let frame = storage.getStore(); frame; frame = frame.parent) {
+    if (resource === undefined || frame.lock.resources.includes(resource)) return frame.lock;
+  }
+  return undefined;
+}
+
+/** The resources among `resources` that the current chain already holds through `owner`. */
+export function heldResources(owner: object, resources: readonly string[]): Set<string> {
+  const held = new Set<string>();
+  for (let frame = storage.getStore(); frame; frame = frame.parent) {
+    if (frame.owner !== owner || !isHeld(frame.lock)) continue;
+    for (const r of frame.lock.resources) if (resources.includes(r)) held.add(r);
+  }
+  return held;
+}
+
+/** Runs `fn` with `lock` pushed onto the chain's lock context. */
+export function runInLockContext<T>(lock: Lock, owner: object, fn: () => T): T {
+  return storage.run({ lock, owner, parent: storage.getStore() }, fn);
+}

@@ -1,0 +1,61 @@
+import { applyDecorators, SetMetadata, UseGuards, UseInterceptors } from '@nestjs/common';
+import { LOCK_ROUTE_METADATA } from './constants.js';
+import { LockKeyError } from './errors.js';
+import { checkLockCallOptions, type LockCallOptions } from './lock-call-options.js';
+import { compileRouteKey, type RouteLockKey } from './lock-key.js';
+import { RedlockGuard } from './redlock.guard.js';
+import { RedlockInterceptor } from './redlock.interceptor.js';
+import type { LockedStatus } from './redlock-options.js';
+
+/** Options of `@LockRoute`. */
+export interface LockRouteOptions extends Omit<LockCallOptions, 'onLocked' | 'wait'> {
+  /** How long a request waits for a held key: `false` (default) answers 409/423 at once; a number waits up to that many ms. */
+  readonly wait?: false | number;
+  /** Status when contended, overriding the module's `lockedStatus`. */
+  readonly lockedStatus?: LockedStatus;
+}
+
+/** What `@LockRoute` stores on the handler (metadata key `LOCK_ROUTE_METADATA`). */
+export interface LockRouteDefinition {
+  readonly key: RouteLockKey;
+  readonly options: LockRouteOptions;
+  /** The compiled key: request (and context) to resources. */
+  readonly resolve: ReturnType<typeof compileRouteKey>;
+}
+
+/**
+ * Locks an HTTP route for the whole request: {@link RedlockGuard} resolves the key from the request
+ * and acquires (or answers 409/423 with `Retry-After`, or 503 when Redis has no quorum) before any
+ * pipe or handler runs; {@link RedlockInterceptor} keeps the lock extended while the handler (and a
+ * streamed/observable response) runs and releases it when the response completes, fails or the client
+ * disconnects. `@WithLock` methods called inside on the same key reuse the lock (no second acquisition).
+ *
+ * Keys: `<id>` from route params, then query, then body; explicit `<params.x>`, `<query.x>`,
+ * `<body.x>`, `<headers.x>`, `<user.x>`; or a function `(request, context) => string | string[]`.
+ *
+ * @example
+ * ```ts
+ * @Post(':id/pay')
+ * @LockRoute('order:<id>', { ttl: 15_000 })
+ * pay(@Param('id') id: string) { ... }
+ *
+ * @Put('carts')
+ * @LockRoute(['cart:<body.cartId>', 'user:<user.id>'], { wait: 1_000, lockedStatus: 423 })
+ * updateCart(@Body() dto: CartDto) { ... }
+ * ```
+ */
+export function LockRoute(key: RouteLockKey, options?: LockRouteOptions): MethodDecorator {
+  return (target, propertyKey, descriptor) => {
+    const where = `@LockRoute on ${(typeof target === 'function' ? target : target.constructor).name}.${String(propertyKey)}`;
+    const opts = checkLockCallOptions(options, where) as LockRouteOptions;
+    if (opts.lockedStatus !== undefined && opts.lockedStatus !== 409 && opts.lockedStatus !== 423) {
+      throw new LockKeyError(`${where}: lockedStatus must be 409 or 423, got ${String(opts.lockedStatus)}.`);
+    }
+    const definition: LockRouteDefinition = { key, options: opts, resolve: compileRouteKey(key, where) };
+    return applyDecorators(
+      SetMetadata(LOCK_ROUTE_METADATA, definition),
+      UseGuards(RedlockGuard),
+      UseInterceptors(RedlockInterceptor),
+    )(target, propertyKey, descriptor);
+  };
+}

@@ -1,0 +1,70 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+import type { LockedStatus } from './redlock-options.js';
+
+/** Body of a {@link LockConflictException}. */
+export interface LockConflictBody {
+  readonly statusCode: LockedStatus;
+  readonly error: 'Conflict' | 'Locked';
+  readonly message: string;
+  /** The contended resources. */
+  readonly resources: readonly string[];
+  /** Seconds until the holder's lock expires, when the nodes reported it (also sent as `Retry-After`). */
+  readonly retryAfterSeconds?: number;
+}
+
+/**
+ * The route's lock is held by another request or process: 409 Conflict (default) or 423 Locked
+ * (module option `lockedStatus`). The guard also sets `Retry-After` when the remaining TTL is known.
+ * Catch or remap it with an exception filter.
+ *
+ * @example
+ * ```ts
+ * @Catch(LockConflictException)
+ * export class BusyFilter implements ExceptionFilter {
+ *   catch(e: LockConflictException, host: ArgumentsHost) {
+ *     host.switchToHttp().getResponse().status(429).json({ busy: e.resources });
+ *   }
+ * }
+ * ```
+ */
+export class LockConflictException extends HttpException {
+  readonly resources: readonly string[];
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(resources: readonly string[], status: LockedStatus = HttpStatus.CONFLICT, retryAfterSeconds?: number, cause?: unknown) {
+    const body: LockConflictBody = {
+      statusCode: status,
+      error: status === HttpStatus.LOCKED ? 'Locked' : 'Conflict',
+      message: `${resources.join(', ')} is being changed by another request; retry ${
+        retryAfterSeconds === undefined ? 'shortly' : `in ${retryAfterSeconds} s`
+      }.`,
+      resources,
+      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+    };
+    super(body, status, cause === undefined ? undefined : { cause });
+    this.resources = resources;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * Too few Redis lock nodes are reachable for a quorum: 503 Service Unavailable. An
+ * infrastructure problem, not contention; the request was not run.
+ */
+export class LockUnavailableException extends HttpException {
+  readonly resources: readonly string[];
+
+  constructor(resources: readonly string[], cause?: unknown) {
+    super(
+      {
+        statusCode: HttpStatus.SERVICE_UNAVAILABLE,
+        error: 'Service Unavailable',
+        message: 'The lock service is unavailable (no quorum of Redis nodes); the request was not run.',
+        resources,
+      },
+      HttpStatus.SERVICE_UNAVAILABLE,
+      cause === undefined ? undefined : { cause },
+    );
+    this.resources = resources;
+  }
+}

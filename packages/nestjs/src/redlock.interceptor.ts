@@ -1,0 +1,62 @@
+import { Injectable, Logger, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Observable } from 'rxjs';
+import { ROUTE_LOCK_HOLD } from './constants.js';
+import { onResponseClose } from './http-response.js';
+import { runInLockContext } from './lock-context.js';
+import type { RouteLockHold } from './route-lock.hold.js';
+
+/**
+ * Runs a `@LockRoute` handler inside the lock its {@link RedlockGuard} acquired: `currentLock()`
+ * works in the handler and `@WithLock` calls on the same key are reentrant; the lock is extended
+ * while the handler (or its observable/streamed response) runs and released when it completes or
+ * errors, or when the client disconnects after the handler has produced its result.
+ *
+ * A handler still computing when the client disconnects keeps the lock until it finishes:
+ * releasing earlier would let a second request into the critical section while this one runs.
+ */
+@Injectable()
+export class RedlockInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('Redlock');
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http') return next.handle();
+    const http = context.switchToHttp();
+    const hold = http.getRequest<Record<symbol, unknown>>()[ROUTE_LOCK_HOLD] as RouteLockHold | undefined;
+    if (!hold || !hold.claim()) return next.handle();
+    const response = http.getResponse<unknown>();
+    hold.settled.catch((err: unknown) => this.onLockLost(err, context));
+
+    return new Observable<unknown>((subscriber) => {
+      let produced = false;
+      // next.handle() binds the handler to the async context it is called in: call it inside the lock context.
+      const inner = runInLockContext(hold.lock, hold.owner, () => next.handle()).subscribe({
+        next: (value) => {
+          produced = true;
+          subscriber.next(value);
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => subscriber.complete(),
+      });
+      const stopWatching = onResponseClose(response, () => {
+        if (!produced) return; // the handler is still running; its completion releases
+        inner.unsubscribe();
+        subscriber.complete();
+      });
+      return () => {
+        stopWatching();
+        inner.unsubscribe();
+        void hold.release();
+      };
+    });
+  }
+
+  /**
+   * The lock was lost while the handler ran (its `currentLock().signal` aborted). The default
+   * logs a warning; override to alert or record it. The response itself is not changed.
+   */
+  protected onLockLost(error: unknown, context: ExecutionContext): void {
+    this.logger.warn(
+      `${context.getClass().name}.${context.getHandler().name}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
