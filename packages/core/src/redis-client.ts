@@ -16,6 +16,7 @@ export interface RedisClientLike {
     Pick<RedisOptions, 'host' | 'port' | 'path' | 'commandTimeout' | 'enableOfflineQueue' | 'maxRetriesPerRequest'>
   >;
   connect?(): Promise<void>;
+  on?(event: string, listener: (...args: unknown[]) => void): unknown;
 }
 
 /** One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client. */
@@ -30,6 +31,9 @@ export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
     commandTimeout: nodeTimeoutMs,
     connectTimeout: Math.max(1_000, nodeTimeoutMs * 2),
     enableAutoPipelining: true,
+    // ioredis arms this timer even for a socket that already failed (a dead node) and
+    // would keep the process alive for its default 2 s after close().
+    disconnectTimeout: 100,
     // Reconnect quickly but not in a tight loop; every attempt is cheap when the node is down.
     retryStrategy: (times: number) => Math.min(50 * times, 1_000),
   };
@@ -80,6 +84,25 @@ function slowFailoverWarning(client: RedisClientLike, label: string): string | u
   );
 }
 
+/**
+ * A client we created must have an 'error' listener (else ioredis prints every failed
+ * reconnect). One warning when a node becomes unreachable, none again until it was
+ * ready in between; the message carries the label only, never credentials.
+ */
+function watchErrors(handle: ClientHandle, warn: (message: string) => void): ClientHandle {
+  let down = false;
+  handle.client.on?.('error', (err: unknown) => {
+    if (down) return;
+    down = true;
+    const code = (err as { code?: string } | null)?.code;
+    warn(`lock node ${handle.label} is unreachable (${code ?? (err instanceof Error ? err.message : 'error')}); it counts as failed until it reconnects.`);
+  });
+  handle.client.on?.('ready', () => {
+    down = false;
+  });
+  return handle;
+}
+
 /** A client plus whether this library created it (and so must close it). */
 export interface ClientHandle {
   readonly client: RedisClientLike;
@@ -97,7 +120,7 @@ export function toClient(
   if (typeof input === 'string') {
     checkUrl(input, index);
     const client = new Redis(input, failFastOptions(nodeTimeoutMs)) as unknown as RedisClientLike;
-    return { client, owned: true, label: labelOf(client, index) };
+    return watchErrors({ client, owned: true, label: labelOf(client, index) }, warn);
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new RedlockArgumentError(
@@ -113,5 +136,5 @@ export function toClient(
     return { client: input, owned: false, label };
   }
   const client = new Redis({ ...input, ...failFastOptions(input.commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
-  return { client, owned: true, label: labelOf(client, index) };
+  return watchErrors({ client, owned: true, label: labelOf(client, index) }, warn);
 }

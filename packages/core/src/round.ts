@@ -25,6 +25,8 @@ export interface RoundOptions {
   readonly timeoutMs: number;
   /** Resolve as soon as success or failure is certain, instead of waiting for every node. */
   readonly early: boolean;
+  /** Resolve once this many nodes answered, whatever they answered. Default: all of them. */
+  readonly settle?: number;
 }
 
 function errorText(err: unknown): string {
@@ -42,7 +44,7 @@ export function runRound<T>(
   nodes: readonly LockNode[],
   send: (node: LockNode) => Promise<unknown>,
   parse: (reply: unknown) => ParsedReply<T>,
-  { quorum, timeoutMs, early }: RoundOptions,
+  { quorum, timeoutMs, early, settle = nodes.length }: RoundOptions,
 ): Promise<RoundResult<T>> {
   const n = nodes.length;
   const outcomes: NodeOutcome[] = nodes.map((node) => ({ node: node.label, status: 'pending' }));
@@ -73,7 +75,7 @@ export function runRound<T>(
       settled++;
       if (outcome.status === 'ok') ok++;
       else notOk++;
-      if (settled === n || (early && (ok >= quorum || notOk > n - quorum))) finish();
+      if (settled >= settle || (early && (ok >= quorum || notOk > n - quorum))) finish();
     };
     for (let i = 0; i < n; i++) {
       const node = nodes[i]!;
