@@ -12,6 +12,7 @@ import { LockKeyError, RedlockModuleNotInitializedError } from './errors.js';
 import { onResponseClose, setResponseHeader } from './http-response.js';
 import { toUsingOptions } from './lock-call-options.js';
 import type { LockRouteDefinition } from './lock-route.decorator.js';
+import { retryAfterSeconds } from './redlock-exception.filter.js';
 import { LockConflictException, LockUnavailableException } from './redlock-http.exceptions.js';
 import { RedlockService, redlockServices } from './redlock.service.js';
 import { RouteLockHold } from './route-lock.hold.js';
@@ -90,7 +91,7 @@ export class RedlockGuard implements CanActivate {
     response: unknown,
   ): unknown {
     if (err instanceof LockNotAcquiredError) {
-      const seconds = err.retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(err.retryAfterMs / 1000));
+      const seconds = retryAfterSeconds(err);
       if (seconds !== undefined) setResponseHeader(response, 'Retry-After', String(seconds));
       return new LockConflictException(resources, route.options.lockedStatus ?? service.options.lockedStatus, seconds, err);
     }

@@ -34,8 +34,9 @@ export class RedlockInterceptor implements NestInterceptor {
           produced = true;
           subscriber.next(value);
         },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => subscriber.complete(),
+        // Release BEFORE the response goes out: a client's next request must not hit its own lock.
+        error: (err: unknown) => void hold.release().then(() => subscriber.error(err)),
+        complete: () => void hold.release().then(() => subscriber.complete()),
       });
       const stopWatching = onResponseClose(response, () => {
         if (!produced) return; // the handler is still running; its completion releases

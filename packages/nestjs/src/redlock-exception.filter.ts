@@ -1,0 +1,44 @@
+import { Catch, type ArgumentsHost } from '@nestjs/common';
+import { BaseExceptionFilter } from '@nestjs/core';
+import { LockNotAcquiredError, QuorumUnavailableError } from '@redlock-nest/core';
+import { setResponseHeader } from './http-response.js';
+import { LockConflictException, LockUnavailableException } from './redlock-http.exceptions.js';
+import type { LockedStatus } from './redlock-options.js';
+
+/** Seconds for `Retry-After`, rounded up, from the holder's remaining TTL (undefined when unknown). */
+export function retryAfterSeconds(error: LockNotAcquiredError): number | undefined {
+  return error.retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+}
+
+/**
+ * Maps lock errors that escape an HTTP handler (for example from a `@WithLock` method the
+ * controller calls) to 409/423 with `Retry-After` and 503, instead of Nest's generic 500.
+ * `@LockRoute` does not need it (its guard answers before the handler runs). HTTP only.
+ *
+ * @example
+ * ```ts
+ * app.useGlobalFilters(new RedlockExceptionFilter(app.get(HttpAdapterHost).httpAdapter));
+ * // or per controller: @UseFilters(RedlockExceptionFilter)
+ * ```
+ */
+@Catch(LockNotAcquiredError, QuorumUnavailableError)
+export class RedlockExceptionFilter extends BaseExceptionFilter {
+  /** Status for contention; 409 unless overridden in a subclass. */
+  protected readonly lockedStatus: LockedStatus = 409;
+
+  override catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw exception;
+    super.catch(this.toHttpException(exception, host), host);
+  }
+
+  /** The HTTP exception sent for a lock error; sets `Retry-After` when the holder's TTL is known. */
+  protected toHttpException(exception: unknown, host: ArgumentsHost): unknown {
+    if (exception instanceof LockNotAcquiredError) {
+      const seconds = retryAfterSeconds(exception);
+      if (seconds !== undefined) setResponseHeader(host.switchToHttp().getResponse(), 'Retry-After', String(seconds));
+      return new LockConflictException(exception.resources, this.lockedStatus, seconds, exception);
+    }
+    if (exception instanceof QuorumUnavailableError) return new LockUnavailableException(exception.resources, exception);
+    return exception;
+  }
+}
