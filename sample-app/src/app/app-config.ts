@@ -1,0 +1,95 @@
+import { hostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Everything the service reads from the environment, parsed once at startup.
+ * A class (not an interface) so Nest can inject it by type.
+ */
+export class AppConfig {
+  /** Independent Redis masters for Redlock (REDLOCK_NODES, comma-separated redis:// URLs). */
+  readonly nodes!: readonly string[];
+  /** HTTP port (PORT, default 3000). */
+  readonly port!: number;
+  /** Interface to listen on (HOST, default 127.0.0.1: nothing is exposed to the network by default). */
+  readonly host!: string;
+  /** The orders database file (ORDERS_DB, default sample-app/data/orders.sqlite). */
+  readonly ordersDb!: string;
+  /** Name of this instance in logs, payments and /health (INSTANCE_ID, default host-pid). */
+  readonly instanceId!: string;
+  /** LOCKS=off disables locking and fencing: the baseline of `npm run demo -- --no-locks`. */
+  readonly locksEnabled!: boolean;
+  /** TTL of the payment lock in ms (PAYMENT_LOCK_TTL_MS, default 5000); auto-extended while held. */
+  readonly paymentLockTtlMs!: number;
+  /** Simulated card authorization latency before the capture, in ms (PAYMENT_AUTH_MS, default 15). */
+  readonly paymentAuthMs!: number;
+  /** Per-node Redis timeout of the lock client (REDLOCK_NODE_TIMEOUT_MS, default 200). */
+  readonly nodeTimeoutMs!: number;
+  /** Orders 1..N created at startup when missing (SEED_ORDERS, default 100; 0 = none). */
+  readonly seedOrders!: number;
+  /** Demo hook: freeze once inside the payment of this order (DEMO_FREEZE_ORDER). */
+  readonly freezeOrder!: number | undefined;
+  /** Demo hook: the freeze lasts until this file exists (DEMO_FREEZE_GATE). */
+  readonly freezeGate!: string | undefined;
+
+  constructor(values: AppConfig) {
+    Object.assign(this, values);
+  }
+}
+
+/** Thrown for an invalid environment; the message names the variable and the fix. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Default database file, next to the package (sample-app/data/), wherever the process was started. */
+export function defaultOrdersDb(): string {
+  // Compiled to dist/app/, sources in src/app/: both are two levels below the package.
+  return fileURLToPath(new URL('../../data/orders.sqlite', import.meta.url));
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = 2 ** 31 - 1): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}".`);
+  }
+  return value;
+}
+
+/** Parses REDLOCK_NODES: comma-separated redis:// or rediss:// URLs, at least one. */
+export function parseNodes(raw: string | undefined): string[] {
+  const nodes = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (nodes.length === 0) {
+    throw new ConfigError(
+      'REDLOCK_NODES is not set. Give it comma-separated redis:// URLs of independent Redis servers, ' +
+        'e.g. REDLOCK_NODES=redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379 ' +
+        '(or run `npm start`, which starts 5 local nodes when REDLOCK_NODES is unset).',
+    );
+  }
+  for (const url of nodes) {
+    if (!/^rediss?:\/\/[^/\s]+/.test(url)) {
+      throw new ConfigError(`REDLOCK_NODES entry "${url}" is not a redis:// or rediss:// URL.`);
+    }
+  }
+  return nodes;
+}
+
+/** Builds the configuration from environment variables (see sample-app/README.md). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const freeze = env.DEMO_FREEZE_ORDER ? int(env, 'DEMO_FREEZE_ORDER', 0, 1) : undefined;
+  return new AppConfig({
+    nodes: parseNodes(env.REDLOCK_NODES),
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    ordersDb: env.ORDERS_DB || defaultOrdersDb(),
+    instanceId: env.INSTANCE_ID || `${hostname()}-${process.pid}`,
+    locksEnabled: (env.LOCKS ?? 'on').toLowerCase() !== 'off',
+    paymentLockTtlMs: int(env, 'PAYMENT_LOCK_TTL_MS', 5_000, 10),
+    paymentAuthMs: int(env, 'PAYMENT_AUTH_MS', 15, 0),
+    nodeTimeoutMs: int(env, 'REDLOCK_NODE_TIMEOUT_MS', 200, 1),
+    seedOrders: int(env, 'SEED_ORDERS', 100, 0),
+    freezeOrder: freeze,
+    freezeGate: env.DEMO_FREEZE_GATE || undefined,
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * `npm start`: the sample app with everything it needs. When REDLOCK_NODES is not set,
+ * starts 5 independent local redis-server processes first (an embedded default, so
+ * nothing has to be configured). Ctrl-C (or SIGTERM) stops the app and every Redis
+ * process this launcher started.
+ */
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { ConfigError, loadConfig, parseNodes } from '../app/app-config.js';
+import { createApp, listen, PortInUseError } from '../app/bootstrap.js';
+import { portIsFree } from './free-port.js';
+import { RedisServerMissingError } from './redis-binary.js';
+import { LocalRedisNodes } from './redis-nodes.js';
+
+const EMBEDDED_NODES = 5;
+
+async function main(): Promise<void> {
+  // Validate everything (port included) before starting any process.
+  const external = process.env.REDLOCK_NODES?.trim();
+  const preliminary = loadConfig({ ...process.env, REDLOCK_NODES: external || 'redis://127.0.0.1:1' });
+  if (preliminary.port !== 0 && !(await portIsFree(preliminary.port, preliminary.host))) {
+    throw new PortInUseError(preliminary.port, preliminary.host);
+  }
+
+  let redis: LocalRedisNodes | undefined;
+  let app: INestApplication | undefined;
+  let cleaning: Promise<void> | undefined;
+  const cleanup = (): Promise<void> =>
+    (cleaning ??= (async () => {
+      await app?.close().catch((err: unknown) => console.error(err));
+      await redis?.stop();
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      // npm forwards the terminal's Ctrl-C too: the second signal just waits for the first.
+      if (cleaning) return;
+      console.log(`\n${signal}: stopping the app${redis ? ` and the ${redis.nodes.length} Redis nodes` : ''}…`);
+      void cleanup().then(() => {
+        console.log('Stopped.');
+        process.exit(0);
+      });
+    });
+  }
+
+  try {
+    let nodes: string[];
+    if (external) {
+      nodes = parseNodes(external);
+      console.log(`Using the Redis nodes from REDLOCK_NODES (${nodes.length}).`);
+    } else {
+      console.log(`REDLOCK_NODES is not set: starting ${EMBEDDED_NODES} local Redis nodes…`);
+      redis = await LocalRedisNodes.start(EMBEDDED_NODES);
+      nodes = redis.urls;
+    }
+    const config = loadConfig({ ...process.env, REDLOCK_NODES: nodes.join(',') });
+    app = await createApp(config);
+    const url = await listen(app, config);
+    const lines = [
+      '',
+      `redlock-nest sample app listening on ${url}`,
+      `  lock nodes (${nodes.length}, quorum ${Math.floor(nodes.length / 2) + 1}): ${nodes.join(' ')}`,
+      ...(redis ? [`  (local redis-server ${redis.version} processes, stopped on exit)`] : []),
+      `  orders database: ${config.ordersDb}`,
+      '',
+      'Try:',
+      `  curl -s -X POST ${url}/orders/1/pay     # 201 paid, then 200 already paid`,
+      `  curl -s ${url}/orders/1`,
+      `  curl -s ${url}/health`,
+      '',
+      'Press Ctrl-C to stop.',
+    ];
+    console.log(lines.join('\n'));
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+main().catch((err: unknown) => {
+  const known = err instanceof ConfigError || err instanceof PortInUseError || err instanceof RedisServerMissingError;
+  console.error(known ? `\n${(err as Error).message}` : err);
+  process.exit(1);
+});

@@ -1,0 +1,22 @@
+/**
+ * One instance of the service: `node dist/main.js` with REDLOCK_NODES set (see README).
+ * `npm start` uses launcher/start.ts instead, which also starts local Redis nodes.
+ */
+import 'reflect-metadata';
+import { ConfigError, loadConfig } from './app/app-config.js';
+import { createApp, listen, PortInUseError } from './app/bootstrap.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const app = await createApp(config);
+  // SIGTERM/SIGINT close the app: locks released, Redis connections and the database closed.
+  app.enableShutdownHooks();
+  const url = await listen(app, config);
+  console.log(`[${config.instanceId}] listening on ${url} (lock nodes: ${config.nodes.join(', ')}; locks ${config.locksEnabled ? 'on' : 'OFF'})`);
+}
+
+main().catch((err: unknown) => {
+  const known = err instanceof ConfigError || err instanceof PortInUseError;
+  console.error(known ? (err as Error).message : err);
+  process.exit(1);
+});
