@@ -18,6 +18,8 @@ export interface ReleaseResult {
 export interface LockOperations {
   extend(lock: Lock, ttlMs: number): Promise<void>;
   release(lock: Lock): Promise<ReleaseResult>;
+  /** Told once when the lock becomes known as lost (for events and spans). */
+  lost?(lock: Lock, error: LockLostError): void;
 }
 
 /** @internal */
@@ -27,6 +29,8 @@ export interface LockInit {
   readonly value: string;
   readonly expiresAtMono: number;
   readonly fencingTokens?: ReadonlyMap<string, bigint>;
+  /** What each node answered on the winning attempt. */
+  readonly nodes?: readonly NodeOutcome[];
 }
 
 /**
@@ -61,6 +65,8 @@ export class Lock {
   readonly keys: readonly string[];
   /** @internal monotonic time the lock was obtained */
   readonly acquiredAtMono: number;
+  /** @internal what each node answered on the winning attempt (token-free) */
+  readonly acquireNodes: readonly NodeOutcome[];
 
   private expiresAtMono: number;
   private readonly controller = new AbortController();
@@ -78,6 +84,7 @@ export class Lock {
     this.value = init.value;
     this.fencingTokens = init.fencingTokens;
     this.fencingToken = init.fencingTokens?.get(init.resources[0]!);
+    this.acquireNodes = init.nodes ?? [];
     this.acquiredAtMono = performance.now();
     this.acquiredAt = Date.now();
     this.expiresAtMono = init.expiresAtMono;
@@ -163,6 +170,7 @@ export class Lock {
     const error = new LockLostError({ resources: this.resources, reason, ...(nodes ? { nodes } : {}) });
     this.clearTimers();
     this.controller.abort(error);
+    this.ops.lost?.(this, error);
     return error;
   }
 

@@ -1,0 +1,267 @@
+import { createRequire } from 'node:module';
+import type { LockLostError } from './errors.js';
+import { RedlockEmitter, type RedlockEventMap, type RedlockEventName } from './events.js';
+import type { NodeOutcome } from './node-outcome.js';
+
+/**
+ * The slice of `@opentelemetry/api` this library uses, typed structurally so that neither the
+ * core's code nor its published types depend on the package: it is an optional peer.
+ */
+interface SpanLike {
+  isRecording(): boolean;
+  setAttributes(attributes: Record<string, string | number | boolean>): unknown;
+  addEvent(name: string, attributes?: Record<string, string | number | boolean>): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  end(): void;
+}
+interface TracerLike {
+  startSpan(name: string, options?: { attributes?: Record<string, string | number | boolean> }): SpanLike;
+}
+interface OtelApiLike {
+  trace: { getTracer(name: string): TracerLike };
+}
+
+/** `SpanStatusCode.ERROR` of the OpenTelemetry API (a stable protocol value). */
+const STATUS_ERROR = 2;
+/** Instrumentation scope name of the spans. */
+const TRACER_NAME = '@redlock-nest/core';
+
+let tracer: TracerLike | null | undefined;
+
+/**
+ * The OpenTelemetry tracer, or null when `@opentelemetry/api` is not installed. Loaded on first
+ * use with a synchronous require, so the first lock operation is traced like every other one and
+ * importing the core never fails for lack of the package. The API's tracer is a proxy: an SDK
+ * registered later is picked up; without one, spans are non-recording and dropped at once.
+ */
+function otelTracer(): TracerLike | null {
+  if (tracer === undefined) {
+    try {
+      const api = createRequire(import.meta.url)('@opentelemetry/api') as OtelApiLike;
+      tracer = api.trace.getTracer(TRACER_NAME);
+    } catch {
+      tracer = null;
+    }
+  }
+  return tracer;
+}
+
+/** A recording span named `name`, or undefined when nothing records. */
+function startSpan(name: string, attributes: Record<string, string | number | boolean>): SpanLike | undefined {
+  const t = otelTracer();
+  if (!t) return undefined;
+  const span = t.startSpan(name, { attributes });
+  if (span.isRecording()) return span;
+  span.end();
+  return undefined;
+}
+
+function errorName(err: unknown): string {
+  if (err instanceof Error) return err.name;
+  return typeof err === 'object' && err !== null ? (err.constructor?.name ?? 'Object') : typeof err;
+}
+
+function errorNodes(err: unknown): readonly NodeOutcome[] {
+  const nodes = (err as { nodes?: unknown } | null)?.nodes;
+  return Array.isArray(nodes) ? (nodes as NodeOutcome[]) : [];
+}
+
+function okCount(nodes: readonly NodeOutcome[]): number {
+  let n = 0;
+  for (const o of nodes) if (o.status === 'ok') n++;
+  return n;
+}
+
+function fail(span: SpanLike | undefined, err: unknown, attributes: Record<string, string | number | boolean>): void {
+  if (!span) return;
+  span.setAttributes(attributes);
+  span.setStatus({ code: STATUS_ERROR, message: errorName(err) });
+  span.end();
+}
+
+/** Emits an event, building its payload only when someone listens. */
+type Notify = <E extends RedlockEventName>(event: E, build: () => RedlockEventMap[E]) => void;
+
+/** What observers need of a held lock (no token). */
+interface ObservedLock {
+  readonly resources: readonly string[];
+  readonly acquiredAtMono: number;
+}
+
+/** Follows one acquisition: its `wait` events, then `acquired` or `failure`, and its span. */
+export class AcquireProbe {
+  private readonly start = performance.now();
+  private attempts = 0;
+  private waitedMs = 0;
+  private waitStart: number | undefined;
+
+  /** @internal */
+  constructor(
+    private readonly notify: Notify,
+    private readonly resources: readonly string[],
+    private readonly ttlMs: number,
+    private readonly fencing: boolean,
+    private readonly span: SpanLike | undefined,
+  ) {}
+
+  /** Attempt `attempt` found the resource held; a wait of up to `delayMs` follows. */
+  wait(attempt: number, delayMs: number, nodes: readonly NodeOutcome[], retryAfterMs: number | undefined): void {
+    this.attempts = attempt;
+    this.waitStart = performance.now();
+    this.span?.addEvent('redlock.wait', { 'redlock.attempt': attempt, 'redlock.delay_ms': Math.round(delayMs) });
+    this.notify('wait', () => ({ resources: this.resources, attempt, delayMs, retryAfterMs, nodes }));
+  }
+
+  /** The wait ended; the next attempt starts. */
+  resumed(): void {
+    if (this.waitStart !== undefined) this.waitedMs += performance.now() - this.waitStart;
+    this.waitStart = undefined;
+  }
+
+  /** Attempt `attempt` obtained the lock with these node outcomes. */
+  acquired(attempt: number, nodes: readonly NodeOutcome[]): void {
+    this.attempts = attempt;
+    const durationMs = performance.now() - this.start;
+    if (this.span) {
+      this.span.setAttributes({
+        'redlock.attempts': attempt,
+        'redlock.outcome': 'acquired',
+        'redlock.nodes_ok': okCount(nodes),
+        'redlock.wait_ms': Math.round(this.waitedMs),
+      });
+      this.span.end();
+    }
+    this.notify('acquired', () => ({
+      resources: this.resources,
+      ttlMs: this.ttlMs,
+      attempts: attempt,
+      durationMs,
+      waitedMs: this.waitedMs,
+      fencing: this.fencing,
+      nodes,
+    }));
+  }
+
+  /** Passes the acquisition's result through, reporting a rejection as `failure`. */
+  track<T>(acquisition: Promise<T>): Promise<T> {
+    return acquisition.catch((err: unknown) => {
+      this.resumed();
+      const attempts = (err as { attempts?: unknown } | null)?.attempts;
+      const count = typeof attempts === 'number' ? attempts : this.attempts;
+      const error = errorName(err);
+      fail(this.span, err, { 'redlock.attempts': count, 'redlock.outcome': error, 'redlock.wait_ms': Math.round(this.waitedMs) });
+      this.notify('failure', () => ({
+        resources: this.resources,
+        attempts: count,
+        durationMs: performance.now() - this.start,
+        error,
+        nodes: errorNodes(err),
+      }));
+      throw err;
+    });
+  }
+}
+
+/**
+ * Instrumentation of lock operations: typed events ({@link RedlockEmitter}) and OpenTelemetry
+ * spans (`redlock.acquire`, `redlock.extend`, `redlock.release`, `redlock.lost`). Spans carry
+ * counts, durations and outcomes, never tokens or resource names (which may hold user ids).
+ * When nobody listens and no OpenTelemetry SDK records, every hook is a couple of map lookups.
+ */
+export abstract class RedlockTelemetry extends RedlockEmitter {
+  /** Nodes needed for a majority. */
+  abstract readonly quorum: number;
+  /** @internal */
+  abstract readonly nodes: readonly unknown[];
+
+  /** Emits `event` with the payload `build()` returns, building it only if someone listens. */
+  protected notify<E extends RedlockEventName>(event: E, build: () => RedlockEventMap[E]): void {
+    if (this.hasListeners(event)) this.emit(event, build());
+  }
+
+  /** A probe for one acquisition, or undefined when nothing observes acquisitions. */
+  protected startAcquire(resources: readonly string[], ttlMs: number, fencing: boolean): AcquireProbe | undefined {
+    const span = startSpan('redlock.acquire', this.baseAttributes(resources.length, ttlMs));
+    if (!span && !this.hasListeners('acquire') && !this.hasListeners('wait') && !this.hasListeners('acquired') && !this.hasListeners('failure')) {
+      return undefined;
+    }
+    this.notify('acquire', () => ({ resources, ttlMs }));
+    return new AcquireProbe((event, build) => this.notify(event, build), resources, ttlMs, fencing, span);
+  }
+
+  /** Runs an extension round, reporting it as `extend`. `run` resolves to the node outcomes. */
+  protected observeExtend(lock: ObservedLock, ttlMs: number, run: () => Promise<readonly NodeOutcome[]>): Promise<void> {
+    const span = startSpan('redlock.extend', this.baseAttributes(lock.resources.length, ttlMs));
+    if (!span && !this.hasListeners('extend')) return run().then(() => undefined);
+    const start = performance.now();
+    return run().then(
+      (nodes) => {
+        span?.setAttributes({ 'redlock.outcome': 'extended', 'redlock.nodes_ok': okCount(nodes) });
+        span?.end();
+        this.notify('extend', () => ({
+          resources: lock.resources,
+          ttlMs,
+          ok: true,
+          durationMs: performance.now() - start,
+          error: undefined,
+          nodes,
+        }));
+      },
+      (err: unknown) => {
+        fail(span, err, { 'redlock.outcome': errorName(err) });
+        this.notify('extend', () => ({
+          resources: lock.resources,
+          ttlMs,
+          ok: false,
+          durationMs: performance.now() - start,
+          error: errorName(err),
+          nodes: errorNodes(err),
+        }));
+        throw err;
+      },
+    );
+  }
+
+  /** Runs a release round, reporting it as `release`. */
+  protected observeRelease<R extends { released: number; nodes: readonly NodeOutcome[] }>(
+    lock: ObservedLock,
+    run: () => Promise<R>,
+  ): Promise<R> {
+    const span = startSpan('redlock.release', this.baseAttributes(lock.resources.length));
+    if (!span && !this.hasListeners('release')) return run();
+    const start = performance.now();
+    return run().then((result) => {
+      span?.setAttributes({ 'redlock.outcome': 'released', 'redlock.nodes_ok': result.released });
+      span?.end();
+      this.notify('release', () => ({
+        resources: lock.resources,
+        heldMs: start - lock.acquiredAtMono,
+        durationMs: performance.now() - start,
+        released: result.released,
+        nodes: result.nodes,
+      }));
+      return result;
+    });
+  }
+
+  /** Reports a lock that became known as lost. */
+  protected observeLost(lock: ObservedLock, error: LockLostError): void {
+    const span = startSpan('redlock.lost', { ...this.baseAttributes(lock.resources.length), 'redlock.lost_reason': error.reason });
+    fail(span, error, { 'redlock.outcome': 'lost' });
+    this.notify('lost', () => ({
+      resources: lock.resources,
+      reason: error.reason,
+      heldMs: performance.now() - lock.acquiredAtMono,
+      nodes: error.nodes,
+    }));
+  }
+
+  private baseAttributes(resourceCount: number, ttlMs?: number): Record<string, number> {
+    return {
+      'redlock.resource_count': resourceCount,
+      'redlock.node_count': this.nodes.length,
+      'redlock.quorum': this.quorum,
+      ...(ttlMs === undefined ? {} : { 'redlock.ttl_ms': ttlMs }),
+    };
+  }
+}
