@@ -22,7 +22,11 @@ export class AppConfig {
   readonly paymentLockTtlMs!: number;
   /** Simulated card authorization latency before the capture, in ms (PAYMENT_AUTH_MS, default 15). */
   readonly paymentAuthMs!: number;
-  /** Per-node Redis timeout of the lock client (REDLOCK_NODE_TIMEOUT_MS, default 200). */
+  /**
+   * Per-node answer timeout of the lock client (REDLOCK_NODE_TIMEOUT_MS, default 500 like the
+   * core; the core caps it at a third of the TTL). It includes event-loop lag, so a busy
+   * process needs more than the network round trip.
+   */
   readonly nodeTimeoutMs!: number;
   /** Orders 1..N created at startup when missing (SEED_ORDERS, default 100; 0 = none). */
   readonly seedOrders!: number;
@@ -87,7 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     locksEnabled: (env.LOCKS ?? 'on').toLowerCase() !== 'off',
     paymentLockTtlMs: int(env, 'PAYMENT_LOCK_TTL_MS', 5_000, 10),
     paymentAuthMs: int(env, 'PAYMENT_AUTH_MS', 15, 0),
-    nodeTimeoutMs: int(env, 'REDLOCK_NODE_TIMEOUT_MS', 200, 1),
+    nodeTimeoutMs: int(env, 'REDLOCK_NODE_TIMEOUT_MS', 500, 1),
     seedOrders: int(env, 'SEED_ORDERS', 100, 0),
     freezeOrder: freeze,
     freezeGate: env.DEMO_FREEZE_GATE || undefined,

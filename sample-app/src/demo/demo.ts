@@ -46,8 +46,8 @@ async function startApps(stage: Stage, o: DemoOptions, dataDir: string, db: stri
           ORDERS_DB: db,
           LOCKS: o.locks ? 'on' : 'off',
           PAYMENT_LOCK_TTL_MS: String(o.ttlMs),
-          // A paused node must not slow every release down to the default timeout.
-          REDLOCK_NODE_TIMEOUT_MS: '100',
+          // The demo seeds the orders itself.
+          SEED_ORDERS: '0',
           PAYMENT_AUTH_MS: '10',
           RECONCILE_CRON: '*/2 * * * * *',
           // The last instance is the one that will be frozen inside a payment.
@@ -98,7 +98,7 @@ async function main(): Promise<number> {
     console.log(`  ${o.requests} payment requests for ${o.orders} orders, ${o.concurrency} concurrent per instance; lock TTL ${o.ttlMs} ms\n`);
 
     const load = new LoadGenerator(planRequests(o.orders, o.requests, o.instances), stage.apps.map((a) => a.url), o.concurrency);
-    const progress = new Progress(load.tally, load.total + 2);
+    const progress = new Progress(load.tally, load.total);
     const faults: string[] = [];
     const redis = stage.redis;
     let freeze: Promise<FreezeReport> | undefined;

@@ -67,7 +67,8 @@ export class LoadGenerator {
     try {
       const result = await this.clients[instance]!.post(`/orders/${orderId}/pay`);
       const outcome = classify(result);
-      this.tally.record(outcome, outcome === 'error' ? `HTTP ${result.status} ${String(result.body.message ?? '')}` : undefined);
+      const unexpected = outcome === 'error' || outcome === 'unavailable';
+      this.tally.record(outcome, unexpected ? `HTTP ${result.status} ${String(result.body.message ?? '').slice(0, 160)}` : undefined);
     } catch (err) {
       this.tally.record('error', err instanceof Error ? err.message : String(err));
     }

@@ -37,10 +37,12 @@ export class Progress {
 
   private draw(final = false): void {
     const t = this.tally;
-    const fraction = this.total === 0 ? 1 : Math.min(1, t.done / this.total);
+    // The freeze scenario adds a few requests of its own on top of the plan.
+    const total = Math.max(this.total, t.sent);
+    const fraction = total === 0 ? 1 : Math.min(1, t.done / total);
     const c = t.counts;
     const counters =
-      `${String(t.done).padStart(String(this.total).length)}/${this.total}  paid ${c.paid}  already-paid ${c.alreadyPaid}  ` +
+      `${String(t.done).padStart(String(total).length)}/${total}  paid ${c.paid}  already-paid ${c.alreadyPaid}  ` +
       `409 ${c.locked}  stale-rejected ${c.stale}  503 ${c.unavailable}  errors ${c.error + c.notFound}`;
     if (this.tty) {
       const width = 24;

@@ -79,11 +79,13 @@ export function formatSummary(s: DemoSummary): string {
     row('successes: already paid (200)', s.alreadyPaid),
     row('409/423 lock held', s.conflicts, 'answered at once, with Retry-After'),
     row('stale writes rejected', s.staleWritesRejected, `fencing refused a paused holder's write (database: ${s.ledger.staleWritesRejected})`),
-    row('503 quorum unavailable', s.unavailable),
-    row('other errors', s.errors, Object.entries(s.errorSamples).map(([k, v]) => `${v}× ${k}`).join('; ').slice(0, 200)),
+    row('503 quorum unavailable', s.unavailable, s.unavailable ? 'Redis nodes too slow or down: refused, not run' : ''),
+    row('other errors', s.errors),
     row('orders paid', `${s.ledger.paidOrders}/${s.ledger.orders}`, `${s.ledger.payments} payment rows`),
-    row('cron runs (one instance each)', s.cronRuns),
+    row('cron job runs', s.cronRuns, 'each tick ran on one instance, the others skipped'),
   ];
+  const samples = Object.entries(s.errorSamples);
+  if (samples.length) lines.push('  unexpected answers (first kinds):', ...samples.map(([k, v]) => `    ${v}× ${k}`));
   if (s.faults.length) lines.push('  faults injected:', ...s.faults.map((f) => `    - ${f}`));
   if (s.freeze) lines.push(`  freeze: ${s.freeze.ok ? '' : '(!) '}${s.freeze.detail}`);
   lines.push(

@@ -27,7 +27,14 @@ export class ReconcileJob {
   ) {}
 
   /** Resolves to the recorded run, or `undefined` when another instance was running it. */
-  @Cron(SCHEDULE === 'off' ? '0 0 1 1 *' : SCHEDULE, { name: 'reconcile', disabled: SCHEDULE === 'off', waitForCompletion: true })
+  // waitForCompletion: no overlapping runs inside one instance either. threshold: a busy
+  // instance still runs a late tick instead of dropping it (the lock prevents overlap).
+  @Cron(SCHEDULE === 'off' ? '0 0 1 1 *' : SCHEDULE, {
+    name: 'reconcile',
+    disabled: SCHEDULE === 'off',
+    waitForCompletion: true,
+    threshold: 2_000,
+  })
   @WithLock('job:reconcile', { onLocked: 'skip', ttl: 30_000 })
   async run(): Promise<JobRun> {
     const startedAt = new Date().toISOString();
