@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
+import { Redlock } from '@redlock-nest/core';
+import request from 'supertest';
+import type { LedgerReport } from '../../sample-app/src/orders/order.types.js';
+import { RedisCluster } from '../harness/redis-server.js';
+
+// The job's schedule is read when its class loads: registered but never started by the
+// clock here; the test fires its ticks itself. Hence the dynamic imports below.
+process.env.RECONCILE_CRON = 'off';
+const { AppModule } = await import('../../sample-app/src/app/app.module.js');
+const { loadConfig } = await import('../../sample-app/src/app/app-config.js');
+const { LedgerReconciler } = await import('../../sample-app/src/jobs/ledger-reconciler.js');
+const { OrdersRepository } = await import('../../sample-app/src/orders/orders.repository.js');
+
+/** A reconciler that signals when it starts and finishes only when the test says so. */
+class GatedReconciler {
+  calls = 0;
+  readonly entered: Promise<void>;
+  private enter!: () => void;
+  private open!: () => void;
+  private readonly gate = new Promise<void>((resolve) => (this.open = resolve));
+  constructor() {
+    this.entered = new Promise<void>((resolve) => (this.enter = resolve));
+  }
+  async reconcile(): Promise<LedgerReport> {
+    this.calls++;
+    this.enter();
+    await this.gate;
+    return { orders: 0, paidOrders: 0, payments: 0, paidTwice: 0, staleWritesRejected: 0 };
+  }
+  release(): void {
+    this.open();
+  }
+}
+
+describe('sample app: two instances, one orders database, three Redis nodes', () => {
+  let cluster: RedisCluster;
+  let dir: string;
+  let db: string;
+  const apps: INestApplication[] = [];
+  const reconcilers = [new GatedReconciler(), new GatedReconciler()];
+  let outsider: Redlock;
+
+  async function startInstance(name: string, reconciler: GatedReconciler): Promise<INestApplication> {
+    const config = loadConfig({
+      REDLOCK_NODES: cluster.urls.join(','),
+      ORDERS_DB: db,
+      INSTANCE_ID: name,
+      SEED_ORDERS: '10',
+      PAYMENT_AUTH_MS: '0',
+    });
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] })
+      .overrideProvider(LedgerReconciler)
+      .useValue(reconciler)
+      .compile();
+    const app = moduleRef.createNestApplication({ logger: ['error'] });
+    await app.init();
+    apps.push(app);
+    return app;
+  }
+
+  beforeAll(async () => {
+    cluster = await RedisCluster.start(3);
+    dir = mkdtempSync(join(tmpdir(), 'redlock-nest-sample-e2e-'));
+    db = join(dir, 'orders.sqlite');
+    await startInstance('a', reconcilers[0]!);
+    await startInstance('b', reconcilers[1]!);
+    // Another client of the same lock service (same default key prefix as the app).
+    outsider = new Redlock(cluster.urls);
+  });
+
+  afterAll(async () => {
+    for (const r of reconcilers) r.release();
+    await Promise.all(apps.map((a) => a.close()));
+    await outsider?.close();
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const http = (i: number) => request(apps[i]!.getHttpServer());
+
+  it('pays an order once: 201 with a fencing token, then 200 already-paid from the other instance', async () => {
+    const first = await http(0).post('/orders/1/pay');
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ status: 'paid', orderId: 1, instance: 'a' });
+    expect(BigInt(first.body.fence)).toBeGreaterThan(0n);
+
+    const second = await http(1).post('/orders/1/pay');
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual({ status: 'already-paid', orderId: 1, paidBy: 'a' });
+
+    const order = await http(1).get('/orders/1');
+    expect(order.body).toMatchObject({ status: 'paid', paidBy: 'a', fence: first.body.fence });
+    expect(order.body.payments).toHaveLength(1);
+  });
+
+  it('answers 409 with Retry-After while someone else holds the order, and pays once it is free', async () => {
+    const lock = await outsider.acquire('order:2', 20_000);
+    const busy = await http(0).post('/orders/2/pay');
+    expect(busy.status).toBe(409);
+    expect(Number(busy.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(busy.body).toMatchObject({ error: 'Conflict', resources: ['order:2'] });
+    expect((await http(0).get('/orders/2')).body).toMatchObject({ status: 'open', payments: [] });
+
+    await lock.release();
+    const paid = await http(1).post('/orders/2/pay');
+    expect(paid.status).toBe(201);
+    expect(paid.body).toMatchObject({ status: 'paid', instance: 'b' });
+  });
+
+  it('writes with a token newer than any earlier holder of the order', async () => {
+    const earlier = await outsider.acquire('order:3', 5_000, { fencing: true });
+    await earlier.release();
+    const paid = await http(0).post('/orders/3/pay');
+    expect(paid.status).toBe(201);
+    expect(BigInt(paid.body.fence)).toBeGreaterThan(earlier.fencingToken!);
+  });
+
+  it('runs the cron job on one instance at a time: the other skips its tick', async () => {
+    const [jobA, jobB] = apps.map((a) => a.get(SchedulerRegistry).getCronJob('reconcile'));
+    const [gateA, gateB] = reconcilers as [GatedReconciler, GatedReconciler];
+
+    const tickA = jobA!.fireOnTick();
+    await gateA.entered;
+    await jobB!.fireOnTick(); // resolves without running: A holds job:reconcile
+    expect(gateB.calls).toBe(0);
+
+    gateA.release();
+    await tickA;
+    const repo = new OrdersRepository(db);
+    try {
+      expect(repo.jobRuns('reconcile').map((r) => r.instance)).toEqual(['a']);
+      // A released the lock: B's next tick runs.
+      gateB.release();
+      await jobB!.fireOnTick();
+      expect(gateB.calls).toBe(1);
+      expect(repo.jobRuns('reconcile').map((r) => r.instance)).toEqual(['a', 'b']);
+    } finally {
+      repo.close();
+    }
+  });
+
+  it('reports reachable lock nodes on /health and keeps paying with a quorum after a node dies', async () => {
+    const healthy = await http(0).get('/health');
+    expect(healthy.status).toBe(200);
+    expect(healthy.body).toMatchObject({ status: 'ok', instance: 'a', nodes: { total: 3, reachable: 3, quorum: 2 } });
+
+    await cluster.server(2).kill();
+    const degraded = await http(0).get('/health');
+    expect(degraded.status).toBe(200);
+    expect(degraded.body).toMatchObject({ status: 'degraded', nodes: { total: 3, reachable: 2, quorum: 2 } });
+    const paid = await http(1).post('/orders/4/pay');
+    expect(paid.status).toBe(201);
+
+    await cluster.server(1).kill();
+    const down = await http(0).get('/health');
+    expect(down.status).toBe(503);
+    expect(down.body).toMatchObject({ status: 'down', nodes: { reachable: 1 } });
+    const refused = await http(0).post('/orders/5/pay');
+    expect(refused.status).toBe(503);
+    expect((await http(0).get('/orders/5')).body).toMatchObject({ status: 'open' });
+  });
+});
