@@ -1,0 +1,108 @@
+import { checkOverlaps, type ExpiredCause } from './checks/overlaps.js';
+import { checkQuorum, type QuorumFindings } from './checks/quorum.js';
+import { checkWrites } from './checks/writes.js';
+import type { CycleEvent, ErrorEvent, FaultEvent, FaultKind, FinalEvent, HistoryEvent } from './history.js';
+
+/** Quorum loss must be reported faster than this (the target). */
+export const QUORUM_REPORT_TARGET_MS = 1_000;
+/** Examples kept per violation kind, so a broken run still prints a readable report. */
+const EXAMPLES = 10;
+
+/** Everything the checker concludes from a history. Plain JSON. */
+export interface ChaosReport {
+  readonly cycles: number;
+  readonly cyclesPerWorker: Record<string, number>;
+  readonly watchdogCycles: number;
+  readonly firstAcquireAt: number | null;
+  readonly lastReleaseAt: number | null;
+  readonly faults: Partial<Record<FaultKind, number>>;
+  readonly faultsTotal: number;
+  readonly acquireErrors: Record<string, number>;
+  readonly writes: { accepted: number; rejected: number; skipped: number; errors: number; readsRejected: number };
+  /** Deliberately stale writes (after a busy-loop freeze past the TTL) and how many fencing refused. */
+  readonly staleByDesign: { attempted: number; rejected: number };
+  readonly overlaps: { pairs: number; expiredHolders: Record<ExpiredCause, number> };
+  readonly quorum: Omit<QuorumFindings, 'grantedWithoutQuorum'> & { targetMs: number; targetMet: boolean | null };
+  /** Count of each kind of safety violation; all must be 0. */
+  readonly violations: {
+    unsafeOverlaps: number;
+    staleWritesAccepted: number;
+    outOfOrderAccepted: number;
+    lostWrites: number;
+    tokenRegressions: number;
+    grantedWithoutQuorum: number;
+  };
+  readonly violationCount: number;
+  /** Up to 10 described examples of each violation kind. */
+  readonly examples: string[];
+  readonly passed: boolean;
+}
+
+function countBy<T>(items: readonly T[], key: (t: T) => string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const i of items) out[key(i)] = (out[key(i)] ?? 0) + 1;
+  return out;
+}
+
+/** Judges a chaos history. A pure function: same history, same report. */
+export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
+  const cycles = events.filter((e): e is CycleEvent => e.type === 'cycle');
+  const errors = events.filter((e): e is ErrorEvent => e.type === 'error');
+  const faults = events.filter((e): e is FaultEvent => e.type === 'fault');
+  const finals = events.filter((e): e is FinalEvent => e.type === 'final');
+
+  const overlaps = checkOverlaps(cycles, faults);
+  const writes = checkWrites(cycles, finals);
+  const { grantedWithoutQuorum, ...quorum } = checkQuorum(cycles, errors, faults);
+  const stale = cycles.filter((c) => c.staleByDesign);
+
+  const violations = {
+    unsafeOverlaps: overlaps.unsafe.length,
+    staleWritesAccepted: writes.staleAccepted.length,
+    outOfOrderAccepted: writes.outOfOrder.length,
+    lostWrites: writes.lost.length,
+    tokenRegressions: overlaps.tokenRegressions.length,
+    grantedWithoutQuorum: grantedWithoutQuorum.length,
+  };
+  const violationCount = Object.values(violations).reduce((a, b) => a + b, 0);
+  const examples = [
+    overlaps.unsafe,
+    writes.staleAccepted,
+    writes.outOfOrder,
+    writes.lost,
+    overlaps.tokenRegressions,
+    grantedWithoutQuorum,
+  ].flatMap((list) => list.slice(0, EXAMPLES));
+
+  return {
+    cycles: cycles.length,
+    cyclesPerWorker: countBy(cycles, (c) => String(c.worker)),
+    watchdogCycles: cycles.filter((c) => c.watchdog).length,
+    firstAcquireAt: cycles.reduce<number | null>((m, c) => (m === null || c.acquiredAt < m ? c.acquiredAt : m), null),
+    lastReleaseAt: cycles.reduce<number | null>((m, c) => (m === null || c.releaseAt > m ? c.releaseAt : m), null),
+    faults: countBy(faults, (f) => f.kind),
+    faultsTotal: faults.length,
+    acquireErrors: countBy(errors, (e) => e.error),
+    writes: {
+      accepted: writes.accepted,
+      rejected: writes.rejected,
+      skipped: writes.skipped,
+      errors: writes.errors,
+      readsRejected: writes.readsRejected,
+    },
+    staleByDesign: {
+      attempted: stale.length,
+      rejected: stale.filter((c) => c.write === 'rejected' || c.read === 'rejected').length,
+    },
+    overlaps: { pairs: overlaps.overlappingPairs, expiredHolders: overlaps.expired },
+    quorum: {
+      ...quorum,
+      targetMs: QUORUM_REPORT_TARGET_MS,
+      targetMet: quorum.maxReportMs === null ? null : quorum.maxReportMs < QUORUM_REPORT_TARGET_MS,
+    },
+    violations,
+    violationCount,
+    examples,
+    passed: violationCount === 0,
+  };
+}

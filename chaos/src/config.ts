@@ -1,0 +1,64 @@
+/** The knobs of a chaos run, and the two presets: the default run and the short CI run. */
+export interface ChaosConfig {
+  /** How long the workers run lock cycles (ms). */
+  readonly durationMs: number;
+  readonly workers: number;
+  /** Independent Redis lock nodes (odd). */
+  readonly nodes: number;
+  /** Hot resources all workers contend for. */
+  readonly resources: number;
+  /** Lock TTL (ms). Long enough that a loaded machine does not stall a holder past it; freezes exceed it. */
+  readonly ttlMs: number;
+  /** Per-node command timeout of the workers' Redlocks (ms). */
+  readonly nodeTimeoutMs: number;
+  /** An acquire call gives up after this long (ms): nothing waits forever. */
+  readonly acquireTimeoutMs: number;
+  /** Every n-th cycle of a worker uses using() and holds past a watchdog extension. */
+  readonly watchdogEvery: number;
+  /** Quiet time between two faults (ms). */
+  readonly faultGapMs: number;
+  /** How long a minority / majority stays down or paused (ms). */
+  readonly minorityDownMs: number;
+  readonly majorityDownMs: number;
+  /** Seed of the nemesis' choices, so a failing schedule can be replayed. */
+  readonly seed: number;
+}
+
+export const DEFAULT_CONFIG: ChaosConfig = {
+  durationMs: 150_000,
+  workers: 4,
+  nodes: 5,
+  resources: 4,
+  ttlMs: 1_000,
+  nodeTimeoutMs: 200,
+  acquireTimeoutMs: 3_000,
+  watchdogEvery: 100,
+  faultGapMs: 3_000,
+  minorityDownMs: 2_000,
+  majorityDownMs: 3_000,
+  seed: 1,
+};
+
+/** The CI run: every fault kind once (the majority loss included), in about 15 s of workload. */
+export const SHORT_CONFIG: ChaosConfig = {
+  ...DEFAULT_CONFIG,
+  durationMs: 16_000,
+  nodes: 3,
+  resources: 3,
+  watchdogEvery: 40,
+  faultGapMs: 500,
+  minorityDownMs: 1_000,
+  majorityDownMs: 1_500,
+};
+
+/** A small deterministic PRNG (mulberry32): the schedule must be replayable from its seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The history a chaos run records: one JSON object per line, written by the workers
+ * (cycles, errors, their own freezes) and by the nemesis (faults). The checker reads
+ * nothing else, so everything it judges must be in here.
+ *
+ * Times are wall-clock epoch ms (`Date.now()`): every process runs on the same
+ * machine, so they share one clock; the monotonic clock of each process has its own
+ * origin and may be slewed differently, so it is not comparable across processes.
+ */
+
+/** What a worker's fenced write did. */
+export type WriteOutcome = 'accepted' | 'rejected' | 'error' | 'skipped';
+
+/** One lock cycle: acquire, fenced read-modify-write on the protected store, release. */
+export interface CycleEvent {
+  readonly type: 'cycle';
+  readonly worker: number;
+  /** The worker's cycle number (unique per worker). */
+  readonly cycle: number;
+  readonly resource: string;
+  /** The fencing token, as a decimal string (JSON has no bigint). */
+  readonly token: string;
+  /** When the acquire call was made. */
+  readonly callAt: number;
+  /** When the acquire call resolved: from here on the worker believes it holds the lock. */
+  readonly acquiredAt: number;
+  /** The lock's validity end as the library computed it (after the last extension). */
+  readonly validUntil: number;
+  /** When the worker called release(): its belief of holding ends here. */
+  readonly releaseAt: number;
+  /** Whether `lock.signal` had aborted (lock reported lost) by `releaseAt`. */
+  readonly lostSignal: boolean;
+  /** Outcome of the fenced read (readForUpdate); a rejected read means no write is tried. */
+  readonly read: 'accepted' | 'rejected' | 'error';
+  /** The sequence number read (0 = empty), or null if the read was not accepted. */
+  readonly readSeq: number | null;
+  /** Outcome of the fenced write. */
+  readonly write: WriteOutcome;
+  /** The sequence number this cycle tried to write (readSeq + 1), when it wrote. */
+  readonly writeSeq: number | null;
+  /** When the write was sent and when its answer came, when it wrote. */
+  readonly writeStartAt: number | null;
+  readonly writeEndAt: number | null;
+  /** Whether this cycle used `using()` (watchdog) instead of acquire/release. */
+  readonly watchdog: boolean;
+  /** True when the worker deliberately wrote after a busy-loop freeze past its TTL. */
+  readonly staleByDesign: boolean;
+}
+
+/** A failed acquire call. */
+export interface ErrorEvent {
+  readonly type: 'error';
+  readonly worker: number;
+  readonly resource: string;
+  /** The error class name (`QuorumUnavailableError`, `LockNotAcquiredError`, ...). */
+  readonly error: string;
+  readonly callAt: number;
+  readonly at: number;
+}
+
+/** Kinds of faults. */
+export type FaultKind =
+  | 'kill-minority'
+  | 'pause-minority'
+  | 'restart-node'
+  | 'kill-majority'
+  | 'pause-majority'
+  | 'sigstop-worker'
+  | 'busy-worker';
+
+/** A fault, from its injection to its healing. */
+export interface FaultEvent {
+  readonly type: 'fault';
+  readonly kind: FaultKind;
+  /** Lock node indexes, or the worker id for worker freezes. */
+  readonly targets: readonly number[];
+  /** When the fault was in effect (after a kill: the processes are gone). */
+  readonly start: number;
+  /** When it was healed (after a restart: the servers accept connections again). */
+  readonly end: number;
+}
+
+/** The value of a resource read after the run. */
+export interface FinalEvent {
+  readonly type: 'final';
+  readonly resource: string;
+  readonly seq: number;
+  readonly worker: number | null;
+  readonly cycle: number | null;
+}
+
+export type HistoryEvent = CycleEvent | ErrorEvent | FaultEvent | FinalEvent;
+
+/** The value a worker writes to the store: a chain, each write naming the one it read. */
+export interface StoreValue {
+  readonly seq: number;
+  readonly worker: number;
+  readonly cycle: number;
+}
+
+export function encodeValue(v: StoreValue): string {
+  return JSON.stringify(v);
+}
+
+/** Parses a stored value; `undefined` (never written) is sequence 0. */
+export function decodeValue(raw: string | undefined): StoreValue | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const v = JSON.parse(raw) as StoreValue;
+  if (!Number.isInteger(v.seq) || v.seq < 1) throw new Error(`corrupt store value: ${raw}`);
+  return v;
+}
+
+/** Parses JSON-lines text into events (a torn last line from a killed writer is skipped). */
+export function parseHistory(text: string): HistoryEvent[] {
+  const out: HistoryEvent[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      out.push(JSON.parse(line) as HistoryEvent);
+    } catch {
+      // only a process killed mid-write leaves a torn line; the checker counts what is whole
+    }
+  }
+  return out;
+}

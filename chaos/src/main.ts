@@ -1,0 +1,69 @@
+/**
+ * `npm run chaos` entry point.
+ *
+ *   npm run chaos                     default run (~150 s of workload, ≥ 10,000 cycles)
+ *   npm run chaos -- --short          the CI run (~16 s)
+ *   npm run chaos -- --soak           1,000,000 acquire/release cycles, heap and handles sampled
+ *   options: --duration <s> --workers <n> --nodes <n> --seed <n> --cycles <n> (soak) --out <report.json>
+ *
+ * Exits 1 when the checker finds a violation (or the soak finds growth).
+ */
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_CONFIG, SHORT_CONFIG, type ChaosConfig } from './config.js';
+import { formatReport } from './report-table.js';
+import { runChaos } from './run-chaos.js';
+
+const { values } = parseArgs({
+  options: {
+    short: { type: 'boolean', default: false },
+    soak: { type: 'boolean', default: false },
+    duration: { type: 'string' },
+    workers: { type: 'string' },
+    nodes: { type: 'string' },
+    seed: { type: 'string' },
+    cycles: { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+
+function num(v: string | undefined, what: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${what} must be a positive number, got ${v}`);
+  return n;
+}
+
+async function chaos(): Promise<number> {
+  const base = values.short ? SHORT_CONFIG : DEFAULT_CONFIG;
+  const duration = num(values.duration, 'duration');
+  const config: ChaosConfig = {
+    ...base,
+    ...(duration ? { durationMs: duration * 1000 } : {}),
+    workers: Math.max(1, num(values.workers, 'workers') ?? base.workers),
+    nodes: num(values.nodes, 'nodes') ?? base.nodes,
+    seed: num(values.seed, 'seed') ?? base.seed,
+  };
+  const runDir = mkdtempSync(join(tmpdir(), 'redlock-chaos-'));
+  console.log(`chaos: ${values.short ? 'short' : 'default'} run, history in ${runDir}`);
+  const { report } = await runChaos(config, runDir, (line) => console.log(`chaos: ${line}`));
+  console.log(formatReport(report));
+  if (values.out) copyFileSync(join(runDir, 'report.json'), values.out);
+  console.log(`report: ${values.out ?? join(runDir, 'report.json')}`);
+  return report.passed ? 0 : 1;
+}
+
+async function soak(): Promise<number> {
+  const { runSoak } = await import('./soak.js');
+  return runSoak({ cycles: num(values.cycles, 'cycles'), out: values.out });
+}
+
+(values.soak ? soak() : chaos()).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,77 @@
+import { seededRandom, type ChaosConfig } from './config.js';
+import type { FaultKind } from './history.js';
+
+/** One planned fault: when (ms after the workload starts), what, on which targets, for how long. */
+export interface PlannedFault {
+  readonly atMs: number;
+  readonly kind: FaultKind;
+  /** Lock node indexes, or worker ids for worker freezes. */
+  readonly targets: readonly number[];
+  readonly durationMs: number;
+}
+
+/** The rotation of single faults; each majority loss is inserted once (killed near 40 %, paused near 70 % of the run). */
+const ROTATION: readonly FaultKind[] = ['kill-minority', 'sigstop-worker', 'pause-minority', 'busy-worker', 'restart-node'];
+
+function pick(random: () => number, from: number, count: number): number[] {
+  const all = Array.from({ length: from }, (_, i) => i);
+  for (let i = all.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [all[i], all[j]] = [all[j]!, all[i]!];
+  }
+  return all.slice(0, count).sort((a, b) => a - b);
+}
+
+function durationOf(kind: FaultKind, c: ChaosConfig): number {
+  switch (kind) {
+    case 'kill-minority':
+    case 'pause-minority':
+      return c.minorityDownMs;
+    case 'kill-majority':
+    case 'pause-majority':
+      return c.majorityDownMs;
+    // Frozen well past the TTL, so the lock surely expires and others take it meanwhile.
+    case 'sigstop-worker':
+      return c.ttlMs + 1_000;
+    case 'busy-worker':
+      return c.ttlMs + 500;
+    case 'restart-node':
+      return 0;
+  }
+}
+
+/**
+ * Faults one at a time, separated by quiet gaps, from 1 s after the start until 2 s
+ * before the end (so the final state is read from a healthy system). A minority is
+ * ⌊(N-1)/2⌋ nodes; the majority loss takes down ⌊N/2⌋+1.
+ */
+export function planFaults(c: ChaosConfig): PlannedFault[] {
+  const random = seededRandom(c.seed);
+  const minority = Math.max(1, Math.floor((c.nodes - 1) / 2));
+  const majority = Math.floor(c.nodes / 2) + 1;
+  const end = c.durationMs - 2_000;
+  const plan: PlannedFault[] = [];
+  let at = 1_000;
+  const majorities: Array<{ kind: FaultKind; from: number }> = [
+    { kind: 'kill-majority', from: end * 0.4 },
+    { kind: 'pause-majority', from: end * 0.7 },
+  ];
+  for (let i = 0; ; i++) {
+    let kind = ROTATION[i % ROTATION.length]!;
+    if (majorities.length > 0 && at >= majorities[0]!.from) {
+      kind = majorities.shift()!.kind;
+      i--;
+    }
+    const durationMs = durationOf(kind, c);
+    if (at + durationMs > end) break;
+    const targets =
+      kind === 'sigstop-worker' || kind === 'busy-worker'
+        ? pick(random, c.workers, 1)
+        : kind === 'kill-majority' || kind === 'pause-majority'
+          ? pick(random, c.nodes, majority)
+          : pick(random, c.nodes, kind === 'restart-node' ? 1 : minority);
+    plan.push({ atMs: at, kind, targets, durationMs });
+    at += durationMs + c.faultGapMs;
+  }
+  return plan;
+}

@@ -1,0 +1,25 @@
+/** What the orchestrator tells a worker process (passed as JSON in an environment variable). */
+export interface WorkerConfig {
+  readonly id: number;
+  readonly lockUrls: readonly string[];
+  readonly storeUrl: string;
+  readonly resources: readonly string[];
+  readonly ttlMs: number;
+  readonly nodeTimeoutMs: number;
+  readonly acquireTimeoutMs: number;
+  readonly watchdogEvery: number;
+  readonly historyFile: string;
+  readonly seed: number;
+}
+
+export const WORKER_CONFIG_ENV = 'REDLOCK_CHAOS_WORKER';
+
+/** Messages from the orchestrator to a worker. */
+export type ToWorker = { type: 'stop' } | { type: 'busy'; ms: number };
+
+/** Messages from a worker to the orchestrator. */
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'busy-done' }
+  | { type: 'done'; cycles: number; warnings: number }
+  | { type: 'failed'; message: string };

@@ -1,0 +1,143 @@
+/**
+ * A chaos worker process: its own Redlock (own connections to every lock node) and
+ * its own store client; runs lock cycles on the hot resources until told to stop,
+ * appending every cycle and every failed acquisition to its history file.
+ */
+import { createWriteStream } from 'node:fs';
+import { Redis } from 'ioredis';
+import { Redlock, RedisFencedStore, type Lock } from '@redlock-nest/core';
+import { seededRandom } from './config.js';
+import { CriticalSection, type BusyFreeze } from './critical-section.js';
+import type { CycleEvent, ErrorEvent, HistoryEvent } from './history.js';
+import { WORKER_CONFIG_ENV, type FromWorker, type ToWorker, type WorkerConfig } from './worker-config.js';
+
+const config = JSON.parse(process.env[WORKER_CONFIG_ENV] ?? 'null') as WorkerConfig | null;
+if (!config || typeof process.send !== 'function') {
+  console.error('chaos worker: start me from the chaos orchestrator (child_process.fork with an IPC channel).');
+  process.exit(2);
+}
+const cfg: WorkerConfig = config;
+const send = (m: FromWorker): void => {
+  // After the orchestrator is gone there is nobody to tell.
+  if (process.connected) process.send?.(m);
+};
+
+const history = createWriteStream(cfg.historyFile, { flags: 'a' });
+const record = (e: HistoryEvent): void => {
+  history.write(`${JSON.stringify(e)}\n`);
+};
+
+let warnings = 0;
+const redlock = new Redlock(cfg.lockUrls, {
+  nodeTimeoutMs: cfg.nodeTimeoutMs,
+  // Short jittered retries: a hot resource changes hands every few ms.
+  retry: { retries: Infinity, delayMs: 2, jitterMs: 8 },
+  // Node-down warnings are expected under the nemesis: counted, printed only on request.
+  onWarning: (message) => {
+    warnings++;
+    if (process.env.CHAOS_VERBOSE) console.error(`[worker ${cfg.id}] ${message}`);
+  },
+});
+const storeClient = new Redis(cfg.storeUrl, { maxRetriesPerRequest: 1 });
+const section = new CriticalSection(new RedisFencedStore(storeClient, { keyPrefix: 'chaos:' }), cfg.id);
+const random = seededRandom(cfg.seed * 1_000 + cfg.id);
+
+let stopping = false;
+let pendingFreeze: BusyFreeze | undefined;
+process.on('message', (m: ToWorker) => {
+  if (m.type === 'stop') stopping = true;
+  if (m.type === 'busy') pendingFreeze = { ms: m.ms };
+});
+// The orchestrator's death must not leave a worker spinning.
+process.on('disconnect', () => {
+  stopping = true;
+});
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function errorEvent(resource: string, err: unknown, callAt: number): ErrorEvent {
+  return {
+    type: 'error',
+    worker: cfg.id,
+    resource,
+    error: err instanceof Error ? err.name : typeof err,
+    callAt,
+    at: Date.now(),
+  };
+}
+
+/** One lock cycle; returns false when the acquisition failed. */
+async function cycle(n: number): Promise<boolean> {
+  const resource = cfg.resources[Math.floor(random() * cfg.resources.length)]!;
+  const watchdog = cfg.watchdogEvery > 0 && n % cfg.watchdogEvery === 0;
+  const base = { cycle: n, resource, watchdog };
+  const callAt = Date.now();
+  const options = { fencing: true, timeoutMs: cfg.acquireTimeoutMs };
+
+  const body = async (lock: Lock): Promise<CycleEvent> => {
+    const acquiredAt = Date.now();
+    const freeze = pendingFreeze;
+    pendingFreeze = undefined;
+    // A watchdog cycle holds for half the TTL: past the first extension at TTL/3.
+    const { cycle: event, fault } = await section.run(lock, { ...base, callAt }, acquiredAt, watchdog ? cfg.ttlMs / 2 : 0, freeze);
+    if (fault) {
+      record(fault);
+      send({ type: 'busy-done' });
+    }
+    return event;
+  };
+
+  try {
+    let event: CycleEvent | undefined;
+    if (watchdog) {
+      await redlock
+        .using(resource, cfg.ttlMs, async (lock) => {
+          event = await body(lock);
+        }, options)
+        // A lost lock (e.g. extensions failed while a majority was down) is in the record.
+        .catch((err: unknown) => {
+          if (!event) throw err;
+        });
+    } else {
+      const lock = await redlock.acquire(resource, cfg.ttlMs, options);
+      try {
+        event = await body(lock);
+      } finally {
+        await lock.release();
+      }
+    }
+    if (event) record(event);
+    return true;
+  } catch (err) {
+    record(errorEvent(resource, err, callAt));
+    return false;
+  }
+}
+
+async function main(): Promise<void> {
+  await redlock.connect();
+  await storeClient.ping();
+  send({ type: 'ready' });
+  let n = 0;
+  while (!stopping) {
+    n++;
+    const ok = await cycle(n);
+    // While the quorum is gone, errors come back at once: back off a little, with jitter.
+    if (!ok) await delay(20 + random() * 20);
+  }
+  await redlock.close();
+  await storeClient.quit();
+  await new Promise<void>((resolve) => history.end(resolve));
+  send({ type: 'done', cycles: n, warnings });
+}
+
+const disconnect = (): void => {
+  if (process.connected) process.disconnect?.();
+};
+main().then(disconnect, (err: unknown) => {
+  send({ type: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  process.exitCode = 1;
+  disconnect();
+});

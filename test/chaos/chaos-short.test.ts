@@ -1,0 +1,80 @@
+/**
+ * The CI chaos run: `npm run chaos -- --short` end to end (worker processes, a nemesis
+ * that kills, pauses and restarts lock nodes, loses the quorum twice and freezes
+ * workers past their TTL), then the checker's verdict: zero violations.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ChaosReport } from '../../chaos/src/checker.js';
+
+const root = process.cwd();
+const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
+
+function run(args: string[], timeoutMs: number): { status: number | null; output: string } {
+  const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' });
+  return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
+}
+
+describe('chaos (short mode)', () => {
+  let dir: string;
+  let report: ChaosReport;
+  let output: string;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'redlock-chaos-test-'));
+    for (const project of [['-b', 'packages/core'], ['-p', 'chaos/tsconfig.json']]) {
+      const built = run([tsc, ...project], 120_000);
+      if (built.status !== 0) throw new Error(`tsc ${project.join(' ')} failed:\n${built.output}`);
+    }
+    const out = join(dir, 'report.json');
+    const chaos = run(['chaos/dist/chaos/src/main.js', '--short', '--out', out], 90_000);
+    output = chaos.output;
+    report = (JSON.parse(readFileSync(out, 'utf8')) as { report: ChaosReport }).report;
+  }, 200_000);
+
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('completes lock cycles in every worker', () => {
+    expect(Object.keys(report.cyclesPerWorker)).toHaveLength(4);
+    for (const n of Object.values(report.cyclesPerWorker)) expect(n).toBeGreaterThan(0);
+    expect(report.writes.accepted).toBeGreaterThan(0);
+  });
+
+  it('injected every kind of fault, the two majority losses included', () => {
+    for (const kind of ['kill-minority', 'pause-minority', 'restart-node', 'kill-majority', 'pause-majority', 'sigstop-worker', 'busy-worker']) {
+      expect(`${kind}: ${report.faults[kind as keyof typeof report.faults] ?? 0}`).not.toBe(`${kind}: 0`);
+    }
+  });
+
+  it('reported the quorum loss as QuorumUnavailableError, under the 1 s target, and recovered', () => {
+    expect(report.quorum.windows).toBe(2);
+    expect(report.quorum.reports).toBeGreaterThan(0);
+    expect(report.quorum.targetMet).toBe(true);
+    expect(report.quorum.recoveryMs).not.toBeNull();
+  });
+
+  it('fencing refused the write of the holder frozen past its TTL', () => {
+    expect(report.staleByDesign.attempted).toBeGreaterThanOrEqual(1);
+    expect(report.staleByDesign.rejected).toBe(report.staleByDesign.attempted);
+  });
+
+  it('finds zero violations', () => {
+    if (!report.passed) console.error(output);
+    expect(report.violations).toEqual({
+      unsafeOverlaps: 0,
+      staleWritesAccepted: 0,
+      outOfOrderAccepted: 0,
+      lostWrites: 0,
+      tokenRegressions: 0,
+      grantedWithoutQuorum: 0,
+    });
+    expect(report.passed).toBe(true);
+    expect(output).toContain('PASS (0 violations)');
+  });
+});
