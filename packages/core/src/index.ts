@@ -1,6 +1,20 @@
 export { Redlock } from './redlock.js';
 export { Lock, type ReleaseResult } from './lock.js';
 export {
+  RedlockEmitter,
+  type AcquireStartEvent,
+  type AcquiredEvent,
+  type ExtendEvent,
+  type FailureEvent,
+  type LostEvent,
+  type RedlockEventMap,
+  type RedlockEventName,
+  type RedlockListener,
+  type ReleaseEvent,
+  type WaitEvent,
+} from './events.js';
+export { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
+export {
   RedlockError,
   LockNotAcquiredError,
   QuorumUnavailableError,

@@ -26,24 +26,26 @@ const STATUS_ERROR = 2;
 /** Instrumentation scope name of the spans. */
 const TRACER_NAME = '@redlock-nest/core';
 
-let tracer: TracerLike | null | undefined;
+let api: OtelApiLike | null | undefined;
 
 /**
- * The OpenTelemetry tracer, or null when `@opentelemetry/api` is not installed. Loaded on first
- * use with a synchronous require, so the first lock operation is traced like every other one and
- * importing the core never fails for lack of the package. The API's tracer is a proxy: an SDK
- * registered later is picked up; without one, spans are non-recording and dropped at once.
+ * The OpenTelemetry tracer, or null when `@opentelemetry/api` is not installed. The API is loaded
+ * on first use with a synchronous require, so the first lock operation is traced like every
+ * other one and importing the core never fails for lack of the package.
+ *
+ * The tracer is looked up per operation, not cached: the app may load the API's ESM build while
+ * this require loads its CommonJS build. Both share the global registration, but a tracer taken
+ * before the app registered its SDK would stay bound to the CommonJS build's own, never-set proxy.
  */
 function otelTracer(): TracerLike | null {
-  if (tracer === undefined) {
+  if (api === undefined) {
     try {
-      const api = createRequire(import.meta.url)('@opentelemetry/api') as OtelApiLike;
-      tracer = api.trace.getTracer(TRACER_NAME);
+      api = createRequire(import.meta.url)('@opentelemetry/api') as OtelApiLike;
     } catch {
-      tracer = null;
+      api = null;
     }
   }
-  return tracer;
+  return api ? api.trace.getTracer(TRACER_NAME) : null;
 }
 
 /** A recording span named `name`, or undefined when nothing records. */
@@ -173,6 +175,13 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
   abstract readonly quorum: number;
   /** @internal */
   abstract readonly nodes: readonly unknown[];
+  /** Where warnings go (`RedlockOptions.onWarning`). */
+  abstract readonly options: { readonly onWarning: (message: string) => void };
+
+  /** A throwing listener is reported through `onWarning`, like every other library warning. */
+  protected override onListenerError(event: RedlockEventName, err: unknown): void {
+    this.options.onWarning(`a '${event}' event listener threw: ${err instanceof Error ? err.message : String(err)}`);
+  }
 
   /** Emits `event` with the payload `build()` returns, building it only if someone listens. */
   protected notify<E extends RedlockEventName>(event: E, build: () => RedlockEventMap[E]): void {
