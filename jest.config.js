@@ -6,11 +6,13 @@ export default {
   testMatch: ['**/*.test.ts'],
   moduleNameMapper: {
     '^@redlock-nest/(core|nestjs)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@redlock-nest/nestjs/(health|testing)$': '<rootDir>/packages/nestjs/src/$1/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/test/tsconfig.json', diagnostics: false }],
   },
+  reporters: ['default', '<rootDir>/test/summary-reporter.js'],
   testTimeout: 30000,
   // Tests share 2 cores and spawn their own redis-servers: run files one at a time.
   maxWorkers: 1,
