@@ -6,6 +6,15 @@ import { fileURLToPath } from 'node:url';
 /** The compiled entry point of one service instance. */
 const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
 
+const live = new Set<ChildProcess>();
+// If the demo dies without its teardown, no app instance outlives it.
+process.on('exit', () => {
+  for (const child of live) {
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+  }
+});
+
 interface LineWaiter {
   readonly pattern: RegExp;
   readonly resolve: (match: RegExpMatchArray) => void;
@@ -27,8 +36,10 @@ export class AppInstance {
     private readonly child: ChildProcess,
     private readonly log: WriteStream,
   ) {
+    live.add(child);
     this.exited = new Promise((resolve) =>
       child.once('exit', (code, signal) => {
+        live.delete(child);
         this.exitCode = code ?? (signal ? -1 : null);
         resolve(code);
       }),
