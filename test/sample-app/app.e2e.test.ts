@@ -12,11 +12,13 @@ import { RedisCluster } from '../harness/redis-server.js';
 
 // The job's schedule is read when its class loads: registered but never started by the
 // clock here; the test fires its ticks itself. Hence the dynamic imports below.
+const previousCron = process.env.RECONCILE_CRON;
 process.env.RECONCILE_CRON = 'off';
 const { AppModule } = await import('../../sample-app/src/app/app.module.js');
 const { loadConfig } = await import('../../sample-app/src/app/app-config.js');
 const { LedgerReconciler } = await import('../../sample-app/src/jobs/ledger-reconciler.js');
 const { OrdersRepository } = await import('../../sample-app/src/orders/orders.repository.js');
+const { PaymentsService } = await import('../../sample-app/src/payments/payments.service.js');
 
 /** A reconciler that signals when it starts and finishes only when the test says so. */
 class GatedReconciler {
@@ -76,6 +78,8 @@ describe('sample app: two instances, one orders database, three Redis nodes', ()
   });
 
   afterAll(async () => {
+    if (previousCron === undefined) delete process.env.RECONCILE_CRON;
+    else process.env.RECONCILE_CRON = previousCron;
     for (const r of reconcilers) r.release();
     await Promise.all(apps.map((a) => a.close()));
     await outsider?.close();
@@ -120,6 +124,17 @@ describe('sample app: two instances, one orders database, three Redis nodes', ()
     const paid = await http(0).post('/orders/3/pay');
     expect(paid.status).toBe(201);
     expect(BigInt(paid.body.fence)).toBeGreaterThan(earlier.fencingToken!);
+  });
+
+  it('locks by itself when the service is called outside a route (@WithLock with fencing)', async () => {
+    const payments = apps[1]!.get(PaymentsService);
+    const result = await payments.pay(6);
+    expect(result).toMatchObject({ status: 'paid', orderId: 6, instance: 'b' });
+    expect(result.status === 'paid' && BigInt(result.fence!)).toBeGreaterThan(0n);
+    // The lock is released afterwards: another client takes it at once.
+    const after = await outsider.tryAcquire('order:6', 1_000);
+    expect(after).not.toBeNull();
+    await after!.release();
   });
 
   it('runs the cron job on one instance at a time: the other skips its tick', async () => {
