@@ -1,0 +1,55 @@
+import type { Redlock } from '@redlock-nest/core';
+
+/** One lock node as the health indicator saw it. Carries the node's label only, never credentials. */
+export interface NodeHealth {
+  /** `host:port` of the node. */
+  readonly node: string;
+  readonly status: 'up' | 'down';
+  /** Round-trip time of the probe (`INFO replication`), when the node answered. */
+  readonly latencyMs?: number;
+  /** `master`, or `slave` (Redis' word for a replica, which cannot hold locks). */
+  readonly role?: string;
+  /** Why the node is down. */
+  readonly error?: string;
+}
+
+type LockNodeLike = Redlock['nodes'][number];
+
+function field(info: string, name: string): string | undefined {
+  return new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+}
+
+function describe(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  const text = typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
+  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
+}
+
+/**
+ * Asks one node for its replication role and measures the round trip. Never rejects: a node
+ * that fails, or does not answer within `timeoutMs` (connecting included), is `down`.
+ */
+export async function probeNode(node: LockNodeLike, timeoutMs: number): Promise<NodeHealth> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    // Connecting is not latency: a lazily connected client pays it once.
+    await Promise.race([node.connect(), deadline]);
+    const start = performance.now();
+    const info = await Promise.race([node.client.info('replication'), deadline]);
+    const latencyMs = Math.round((performance.now() - start) * 100) / 100;
+    const role = field(info, 'role');
+    return { node: node.label, status: 'up', latencyMs, ...(role ? { role } : {}) };
+  } catch (err) {
+    return { node: node.label, status: 'down', error: describe(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Whether a node can take part in a lock quorum: it answered and is not a replica. */
+export function canLock(health: NodeHealth): boolean {
+  return health.status === 'up' && health.role !== 'slave' && health.role !== 'replica';
+}

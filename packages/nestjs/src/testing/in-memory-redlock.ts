@@ -1,0 +1,217 @@
+import { randomBytes } from 'node:crypto';
+import {
+  Lock,
+  LockNotAcquiredError,
+  QuorumUnavailableError,
+  RedlockArgumentError,
+  RedlockClosedError,
+  type AcquireOptions,
+  type LockLostReason,
+  type NodeOutcome,
+  type UsingOptions,
+} from '@redlock-nest/core';
+import { InMemoryLockTable } from './in-memory-lock-table.js';
+
+type LockInit = ConstructorParameters<typeof Lock>[0];
+type LockOperations = ConstructorParameters<typeof Lock>[1];
+
+/** The single "node" of the in-memory table, as it appears in node outcomes. */
+const NODE = 'in-memory';
+
+function fail(message: string): never {
+  throw new RedlockArgumentError(message);
+}
+
+function normalize(resource: unknown): string[] {
+  const list = Array.isArray(resource) ? resource : [resource];
+  if (list.length === 0 || list.some((r) => typeof r !== 'string' || r.length === 0)) {
+    fail(`resource must be a non-empty string or an array of them, got ${JSON.stringify(resource)}.`);
+  }
+  return [...new Set(list as string[])];
+}
+
+/**
+ * A stand-in for the core `Redlock` with the same `acquire` / `tryAcquire` / `using` / `close`
+ * contract, backed by an {@link InMemoryLockTable} instead of Redis. Hands out real core `Lock`
+ * objects (signal, fencing token, extend, release), so code under test sees the same API.
+ * For unit tests only: it locks nothing across processes.
+ */
+export class InMemoryRedlock {
+  /** The table; the testing service's helpers act on it directly. */
+  readonly table = new InMemoryLockTable();
+  /** Always 1: the table is one "node". */
+  readonly quorum = 1;
+  /** While true, every acquisition fails with `QuorumUnavailableError` (a simulated Redis outage). */
+  unavailable = false;
+  private readonly active = new Set<Lock>();
+  private readonly ops: LockOperations;
+  private closed = false;
+
+  constructor(
+    /** How long a contended acquisition waits when the call sets neither `retry: false` nor `timeoutMs`. */
+    private readonly defaultWaitMs: number,
+  ) {
+    this.ops = {
+      extend: async (lock, ttlMs) => {
+        if (!this.table.extend(lock.resources, lock.value, ttlMs)) throw lock.lose('not-owner', [{ node: NODE, status: 'absent' }]);
+        lock.setExpiry(performance.now() + ttlMs);
+      },
+      release: async (lock) => {
+        this.active.delete(lock);
+        const released = this.table.release(lock.resources, lock.value) > 0 ? 1 : 0;
+        return { released, nodes: [{ node: NODE, status: released ? 'ok' : 'absent' }] };
+      },
+    };
+  }
+
+  /** The locks this instance holds now. */
+  get activeLocks(): number {
+    return this.active.size;
+  }
+
+  /**
+   * Takes `resource` (or all of `resource[]`) in the table, waiting for a release up to
+   * `timeoutMs` (default: the module's `defaultWaitMs`; none with `retry: false`).
+   * @example
+   * ```ts
+   * const lock = await locks.redlock.acquire('order:1', 5_000);
+   * ```
+   */
+  async acquire(resource: string | readonly string[], ttlMs: number, options: AcquireOptions = {}): Promise<Lock> {
+    const resources = normalize(resource);
+    if (!Number.isInteger(ttlMs) || ttlMs < 1) fail(`ttlMs must be a whole number of ms ≥ 1, got ${String(ttlMs)}.`);
+    const waitMs = options.retry === false ? 0 : (options.timeoutMs ?? this.defaultWaitMs);
+    const deadline = performance.now() + waitMs;
+    for (let attempt = 1; ; attempt++) {
+      options.signal?.throwIfAborted();
+      if (this.closed) throw new RedlockClosedError();
+      if (this.unavailable) {
+        const nodes: NodeOutcome[] = [{ node: NODE, status: 'error', error: 'simulated outage (RedlockTestingService.setUnavailable)' }];
+        throw new QuorumUnavailableError({ resources, attempts: attempt, nodes, quorum: 1 });
+      }
+      const token = randomBytes(16).toString('base64url');
+      const taken = this.table.take(resources, token, ttlMs);
+      if (taken.ok) return this.createLock(resources, token, ttlMs, options.fencing === true);
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) {
+        const nodes: NodeOutcome[] = [{ node: NODE, status: 'held', ttlMs: taken.retryAfterMs }];
+        throw new LockNotAcquiredError({ resources, attempts: attempt, nodes, retryAfterMs: taken.retryAfterMs });
+      }
+      await this.waitForChange(Math.min(remaining, taken.retryAfterMs), options.signal);
+    }
+  }
+
+  /**
+   * One attempt: the lock, or `null` when the resource is held.
+   * @example
+   * ```ts
+   * expect(await locks.redlock.tryAcquire('order:1', 5_000)).toBeNull();
+   * ```
+   */
+  async tryAcquire(resource: string | readonly string[], ttlMs: number, options: AcquireOptions = {}): Promise<Lock | null> {
+    try {
+      return await this.acquire(resource, ttlMs, { ...options, retry: false });
+    } catch (err) {
+      if (err instanceof LockNotAcquiredError) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * Runs `routine` holding the lock, extended every `ttl/3`, released afterwards; rejects with
+   * `LockLostError` when the lock was lost meanwhile, like the core's `using`.
+   * @example
+   * ```ts
+   * await locks.redlock.using('order:1', 5_000, async (lock) => work(lock.signal));
+   * ```
+   */
+  async using<T>(
+    resource: string | readonly string[],
+    ttlMs: number,
+    routine: (lock: Lock) => Promise<T> | T,
+    options: UsingOptions = {},
+  ): Promise<T> {
+    const lock = await this.acquire(resource, ttlMs, options);
+    this.keepAlive(lock, ttlMs, options.maxHoldMs ?? Infinity);
+    let result: T;
+    try {
+      result = await routine(lock);
+    } finally {
+      await lock.release();
+    }
+    if (lock.signal.aborted) throw lock.signal.reason;
+    return result;
+  }
+
+  /** The lock this instance holds on `resource`, if any. */
+  heldLock(resource: string): Lock | undefined {
+    for (const lock of this.active) if (lock.resources.includes(resource)) return lock;
+    return undefined;
+  }
+
+  /** Marks the lock held on `resource` as lost (its signal aborts) and frees its entries. */
+  lose(resource: string, reason: LockLostReason): boolean {
+    const lock = this.heldLock(resource);
+    if (!lock) return false;
+    for (const r of lock.resources) if (this.table.owner(r) === lock.value) this.table.drop(r);
+    lock.lose(reason, [{ node: NODE, status: 'absent' }]);
+    return true;
+  }
+
+  /** Releases every held lock (aborting their signals). Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const held = [...this.active];
+    for (const lock of held) lock.lose('released');
+    await Promise.all(held.map((lock) => lock.release()));
+  }
+
+  private createLock(resources: readonly string[], token: string, ttlMs: number, fencing: boolean): Lock {
+    const init: LockInit = {
+      resources,
+      keys: resources.map((r) => `${NODE}:lock:${r}`),
+      value: token,
+      expiresAtMono: performance.now() + ttlMs,
+      nodes: [{ node: NODE, status: 'ok' }],
+      ...(fencing ? { fencingTokens: new Map(resources.map((r) => [r, this.table.nextFence(r)])) } : {}),
+    };
+    const lock = new Lock(init, this.ops);
+    this.active.add(lock);
+    return lock;
+  }
+
+  /** Extends every ttl/3 until released or lost; stops at `maxHoldMs` like the core's watchdog. */
+  private keepAlive(lock: Lock, ttlMs: number, maxHoldMs: number): void {
+    let timer: NodeJS.Timeout | undefined;
+    const tick = (): void => {
+      if (lock.released || lock.signal.aborted) return;
+      if (performance.now() - lock.acquiredAtMono >= maxHoldMs) {
+        lock.lose('max-hold-exceeded');
+        return;
+      }
+      lock.extend(ttlMs).then(schedule, () => undefined);
+    };
+    const schedule = (): void => {
+      const untilCap = lock.acquiredAtMono + maxHoldMs - performance.now();
+      timer = setTimeout(tick, Math.max(0, Math.min(ttlMs / 3, untilCap)));
+      timer.unref();
+    };
+    lock.attachWatchdog(() => clearTimeout(timer));
+    schedule();
+  }
+
+  /** Waits for a table change, at most `ms`; rejects with the signal's reason on abort. */
+  private async waitForChange(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => stop.abort(), ms);
+    try {
+      await this.table.changed(stop.signal);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    signal?.throwIfAborted();
+  }
+}

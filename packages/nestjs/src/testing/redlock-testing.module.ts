@@ -1,0 +1,45 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { RedlockInstanceBinder } from '../redlock-instance.binder.js';
+import { RedlockService } from '../redlock.service.js';
+import { REDLOCK_TESTING_OPTIONS, type RedlockTestingOptions } from './redlock-testing.options.js';
+import { RedlockTestingService } from './redlock-testing.service.js';
+
+/**
+ * FOR TESTS ONLY: a global stand-in for `RedlockModule` that locks an in-process table, so your
+ * services' unit tests need no Redis. Provides {@link RedlockTestingService} (the helpers) and the
+ * same instance as `RedlockService`. Import it from `@redlock-nest/nestjs/testing`.
+ *
+ * @example
+ * ```ts
+ * const moduleRef = await Test.createTestingModule({
+ *   imports: [RedlockTestingModule.forRoot({ ttl: 5_000 })],
+ *   providers: [OrdersService],
+ * }).compile();
+ * await moduleRef.init(); // binds @WithLock methods to this module's table
+ * ```
+ */
+@Module({})
+export class RedlockTestingModule {
+  /**
+   * The testing module with `options` (all optional).
+   * @example
+   * ```ts
+   * RedlockTestingModule.forRoot({ defaultWaitMs: 1_000 });
+   * ```
+   */
+  static forRoot(options: RedlockTestingOptions = {}): DynamicModule {
+    return {
+      module: RedlockTestingModule,
+      global: true,
+      imports: [DiscoveryModule],
+      providers: [
+        { provide: REDLOCK_TESTING_OPTIONS, useValue: options },
+        RedlockTestingService,
+        { provide: RedlockService, useExisting: RedlockTestingService },
+        RedlockInstanceBinder,
+      ],
+      exports: [RedlockTestingService, RedlockService],
+    };
+  }
+}

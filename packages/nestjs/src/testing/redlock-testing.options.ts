@@ -1,0 +1,21 @@
+import type { LockedStatus } from '../redlock-options.js';
+
+/** Options of `RedlockTestingModule.forRoot()`. */
+export interface RedlockTestingOptions {
+  /** Default lock TTL in ms for `@WithLock` / `@LockRoute`. Default: the real module's default. */
+  readonly ttl?: number;
+  /** Status of a contended `@LockRoute`: 409 (default) or 423. */
+  readonly lockedStatus?: LockedStatus;
+  /**
+   * How long a contended acquisition waits for a release when the call does not say
+   * (`wait` / `timeoutMs`). Default 0: fail at once, so a forgotten `holdElsewhere` never
+   * turns into a slow test. Production's default is the retry policy (about 3 s).
+   */
+  readonly defaultWaitMs?: number;
+}
+
+/** Injection token of the testing options. */
+export const REDLOCK_TESTING_OPTIONS = Symbol('redlock-nest:testing-options');
+
+/** The single source of the testing module's own defaults. */
+export const DEFAULT_REDLOCK_TESTING_OPTIONS = Object.freeze({ defaultWaitMs: 0 });

@@ -1,0 +1,118 @@
+/**
+ * RedlockHealthIndicator through a real terminus health check over spawned redis-servers:
+ * up with every node, degraded with one node gone, down (503) without a quorum; plus the
+ * module's logging: one line per unreachable node, never the password.
+ */
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Controller, Get, Inject, Module, type INestApplication, type LoggerService } from '@nestjs/common';
+import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { RedlockModule } from '@redlock-nest/nestjs';
+import { RedlockHealthIndicator, RedlockHealthModule } from '@redlock-nest/nestjs/health';
+import { RedisCluster } from '../harness/redis-server.js';
+
+@Controller('health')
+class HealthController {
+  constructor(
+    @Inject(HealthCheckService) private readonly health: HealthCheckService,
+    @Inject(RedlockHealthIndicator) private readonly redlock: RedlockHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.redlock.isHealthy('redlock', { timeoutMs: 300 })]);
+  }
+}
+
+@Module({ imports: [RedlockHealthModule], controllers: [HealthController] })
+class HealthModule {}
+
+/** Collects what the app logs, by level. */
+class RecordingLogger implements LoggerService {
+  readonly lines: Array<{ level: string; message: string }> = [];
+  private waiters: Array<() => void> = [];
+  log(message: unknown): void {
+    this.push('log', message);
+  }
+  warn(message: unknown): void {
+    this.push('warn', message);
+  }
+  error(message: unknown): void {
+    this.push('error', message);
+  }
+  /** Resolves once a line containing `text` was logged. */
+  async logged(text: string): Promise<void> {
+    while (!this.lines.some((l) => l.message.includes(text))) await new Promise<void>((r) => this.waiters.push(r));
+  }
+  private push(level: string, message: unknown): void {
+    this.lines.push({ level, message: String(message) });
+    const woken = this.waiters;
+    this.waiters = [];
+    for (const wake of woken) wake();
+  }
+}
+
+describe('RedlockHealthIndicator', () => {
+  const password = 'hunter2-secret';
+  let cluster: RedisCluster;
+  let app: INestApplication;
+  const logger = new RecordingLogger();
+
+  beforeAll(async () => {
+    cluster = await RedisCluster.start(3, { args: ['--requirepass', password] });
+    const nodes = cluster.servers.map((s) => `redis://:${password}@127.0.0.1:${s.port}`);
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedlockModule.forRoot({ nodes, isGlobal: true, independenceCheck: 'off' }), HealthModule],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger });
+    await app.init();
+  });
+  afterAll(async () => {
+    for (const server of cluster.servers) server.resume();
+    await app.close();
+    await cluster.stop();
+  });
+
+  it('reports every node up with latency and role, and the quorum', async () => {
+    const res = await request(app.getHttpServer()).get('/health').expect(200);
+    expect(res.body.status).toBe('ok');
+    const info = res.body.info.redlock;
+    expect(info).toMatchObject({ status: 'up', quorum: 2, reachable: 3 });
+    expect(info.nodes).toHaveLength(3);
+    for (const node of info.nodes) {
+      expect(node).toMatchObject({ status: 'up', role: 'master' });
+      expect(typeof node.latencyMs).toBe('number');
+      expect(node.node).toMatch(/^127\.0\.0\.1:\d+$/);
+    }
+  });
+
+  it('is degraded (still 200) with one node killed, and logs that node once', async () => {
+    await cluster.server(2).kill();
+    const first = await request(app.getHttpServer()).get('/health').expect(200);
+    const second = await request(app.getHttpServer()).get('/health').expect(200);
+    for (const res of [first, second]) {
+      expect(res.body.status).toBe('degraded');
+      expect(res.body.details.redlock).toMatchObject({ status: 'degraded', reachable: 2 });
+      expect(res.body.details.redlock.nodes[2]).toMatchObject({ status: 'down' });
+    }
+    const port = String(cluster.server(2).port);
+    await logger.logged(`:${port}`); // the client's reconnect fails asynchronously
+    await request(app.getHttpServer()).get('/health').expect(200);
+    const lines = logger.lines.filter((l) => l.message.includes(`:${port}`));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.level).toBe('warn');
+  });
+
+  it('is down (503) without a quorum: a paused node times out', async () => {
+    cluster.server(1).pause();
+    const res = await request(app.getHttpServer()).get('/health').expect(503);
+    const details = res.body.details.redlock;
+    expect(details).toMatchObject({ status: 'down', quorum: 2, reachable: 1 });
+    expect(details.nodes[1]).toMatchObject({ status: 'down', error: 'no answer within 300 ms' });
+    expect(JSON.stringify(res.body)).not.toContain(password);
+    expect(JSON.stringify(logger.lines)).not.toContain(password);
+  });
+});

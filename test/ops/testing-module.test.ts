@@ -1,0 +1,157 @@
+/**
+ * RedlockTestingModule: users' services with @WithLock and @LockRoute, tested without Redis
+ * (no redis-server is started in this file), including contention, waiting, a lost lock and an
+ * outage, all driven by events of the in-memory table.
+ */
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Controller, Injectable, Param, Post, type INestApplication } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import request from 'supertest';
+import { LockLostError, LockNotAcquiredError, QuorumUnavailableError } from '@redlock-nest/core';
+import { currentLock, LockRoute, RedlockService, WithLock } from '@redlock-nest/nestjs';
+import { RedlockTestingModule, RedlockTestingService } from '@redlock-nest/nestjs/testing';
+import { deferred, rejection } from '../nestjs/helpers.js';
+
+@Injectable()
+class ReportJob {
+  runs = 0;
+
+  @WithLock('cron:report', { onLocked: 'skip' })
+  async run(): Promise<string> {
+    this.runs++;
+    return 'done';
+  }
+}
+
+@Injectable()
+class Orders {
+  @WithLock('order:<id>', { fencing: true })
+  async pay(id: string): Promise<bigint | undefined> {
+    return currentLock(`order:${id}`)?.fencingToken;
+  }
+
+  @WithLock('order:<id>', { wait: 5_000 })
+  async payWaiting(id: string): Promise<string> {
+    return `paid ${id}`;
+  }
+
+  @WithLock('export:<id>')
+  async longExport(id: string, gate: Promise<void>): Promise<boolean | undefined> {
+    const lock = currentLock();
+    await gate;
+    return lock?.signal.aborted;
+  }
+
+  @WithLock('outer:<id>')
+  async outer(id: string): Promise<bigint | undefined> {
+    return this.pay(id); // a different key: nested acquisition in the same chain
+  }
+}
+
+@Controller('orders')
+class OrdersController {
+  @Post(':id/pay')
+  @LockRoute('order:<id>')
+  pay(@Param('id') id: string): { id: string; locked: boolean } {
+    return { id, locked: currentLock() !== undefined };
+  }
+}
+
+describe('RedlockTestingModule', () => {
+  let moduleRef: TestingModule;
+  let app: INestApplication;
+  let locks: RedlockTestingService;
+  let orders: Orders;
+  let job: ReportJob;
+
+  beforeAll(async () => {
+    moduleRef = await Test.createTestingModule({
+      imports: [RedlockTestingModule.forRoot({ ttl: 3_000 })],
+      providers: [Orders, ReportJob],
+      controllers: [OrdersController],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    locks = moduleRef.get(RedlockTestingService);
+    orders = moduleRef.get(Orders);
+    job = moduleRef.get(ReportJob);
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('provides itself as RedlockService and runs @WithLock methods under the in-memory lock', async () => {
+    expect(moduleRef.get(RedlockService)).toBe(locks);
+    expect(await orders.pay('1')).toBe(1n);
+    expect(await orders.pay('1')).toBe(2n); // fencing tokens increase per resource
+    expect(await orders.outer('1')).toBe(3n);
+    expect(locks.isLocked('order:1')).toBe(false); // released after each call
+  });
+
+  it("skips an onLocked: 'skip' method while another instance holds the key, and runs it after", async () => {
+    const other = locks.holdElsewhere('cron:report');
+    expect(await job.run()).toBeUndefined();
+    expect(job.runs).toBe(0);
+    other.release();
+    expect(other.held).toBe(false);
+    expect(await job.run()).toBe('done');
+    expect(job.runs).toBe(1);
+  });
+
+  it('rejects with LockNotAcquiredError when contended, carrying the holder TTL', async () => {
+    const other = locks.holdElsewhere('order:2', 30_000);
+    const err = await rejection(orders.pay('2'));
+    other.release();
+    expect(err).toBeInstanceOf(LockNotAcquiredError);
+    expect(err.retryAfterMs).toBeGreaterThan(0);
+    expect(err.retryAfterMs).toBeLessThanOrEqual(30_000);
+  });
+
+  it('makes a waiting call wait until the other instance releases', async () => {
+    const other = locks.holdElsewhere('order:3');
+    let settled = false;
+    const call = orders.payWaiting('3').finally(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve)); // let the call reach its wait
+    expect(settled).toBe(false);
+    other.release();
+    expect(await call).toBe('paid 3');
+  });
+
+  it('simulates a lost lock: the signal aborts and the call rejects with LockLostError', async () => {
+    const gate = deferred();
+    const call = orders.longExport('7', gate.promise);
+    const lock = await locks.whenHeld('export:7');
+    expect(lock.signal.aborted).toBe(false);
+    expect(locks.loseLock('export:7')).toBe(true);
+    expect(lock.signal.aborted).toBe(true);
+    expect(locks.isLocked('export:7')).toBe(false); // someone else could take it now
+    gate.resolve();
+    const err = await rejection(call);
+    expect(err).toBeInstanceOf(LockLostError);
+    expect(err.reason).toBe('not-owner');
+    expect(locks.loseLock('export:7')).toBe(false);
+  });
+
+  it('simulates a Redis outage: QuorumUnavailableError, and 503 on a @LockRoute', async () => {
+    locks.setUnavailable(true);
+    try {
+      expect(await rejection(orders.pay('4'))).toBeInstanceOf(QuorumUnavailableError);
+      await request(app.getHttpServer()).post('/orders/4/pay').expect(503);
+    } finally {
+      locks.setUnavailable(false);
+    }
+  });
+
+  it('locks @LockRoute handlers: 409 with Retry-After when held elsewhere, 201 otherwise', async () => {
+    const other = locks.holdElsewhere('order:5', 20_000);
+    const busy = await request(app.getHttpServer()).post('/orders/5/pay').expect(409);
+    expect(Number(busy.headers['retry-after'])).toBeGreaterThan(0);
+    other.release();
+    const ok = await request(app.getHttpServer()).post('/orders/5/pay').expect(201);
+    expect(ok.body).toEqual({ id: '5', locked: true });
+    expect(locks.isLocked('order:5')).toBe(false);
+  });
+});
