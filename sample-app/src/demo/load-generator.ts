@@ -68,9 +68,10 @@ export class LoadGenerator {
       const result = await this.clients[instance]!.post(`/orders/${orderId}/pay`);
       const outcome = classify(result);
       const unexpected = outcome === 'error' || outcome === 'unavailable';
-      this.tally.record(outcome, unexpected ? `HTTP ${result.status} ${String(result.body.message ?? '').slice(0, 160)}` : undefined);
+      const from = `instance-${instance + 1}`;
+      this.tally.record(outcome, unexpected ? `${from}: HTTP ${result.status} ${String(result.body.message ?? '').slice(0, 120)}` : undefined);
     } catch (err) {
-      this.tally.record('error', err instanceof Error ? err.message : String(err));
+      this.tally.record('error', `instance-${instance + 1}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 }

@@ -79,7 +79,7 @@ export function formatSummary(s: DemoSummary): string {
     row('successes: already paid (200)', s.alreadyPaid),
     row('409/423 lock held', s.conflicts, 'answered at once, with Retry-After'),
     row('stale writes rejected', s.staleWritesRejected, `fencing refused a paused holder's write (database: ${s.ledger.staleWritesRejected})`),
-    row('503 quorum unavailable', s.unavailable, s.unavailable ? 'Redis nodes too slow or down: refused, not run' : ''),
+    row('503 quorum unavailable', s.unavailable, s.unavailable ? 'refused, not run (no quorum answered in time, see below)' : ''),
     row('other errors', s.errors),
     row('orders paid', `${s.ledger.paidOrders}/${s.ledger.orders}`, `${s.ledger.payments} payment rows`),
     row('cron job runs', s.cronRuns, 'each tick ran on one instance, the others skipped'),
