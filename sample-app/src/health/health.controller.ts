@@ -43,7 +43,7 @@ export class HealthController {
       return {
         ...base,
         status: 'misconfigured',
-        nodes: { total: redlock.nodes.length, reachable: 0, quorum: redlock.quorum },
+        nodes: { total: this.config.nodes.length, reachable: 0, quorum: redlock.quorum },
         details: [],
         problem: err.message,
       };
