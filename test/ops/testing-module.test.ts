@@ -5,11 +5,11 @@
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Injectable, Param, Post, type INestApplication } from '@nestjs/common';
+import { Controller, Injectable, Module, Param, Post, type INestApplication } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import request from 'supertest';
 import { LockLostError, LockNotAcquiredError, QuorumUnavailableError } from '@redlock-nest/core';
-import { currentLock, LockRoute, RedlockService, WithLock } from '@redlock-nest/nestjs';
+import { currentLock, LockRoute, RedlockModule, RedlockService, WithLock } from '@redlock-nest/nestjs';
 import { RedlockTestingModule, RedlockTestingService } from '@redlock-nest/nestjs/testing';
 import { deferred, rejection } from '../nestjs/helpers.js';
 
@@ -153,5 +153,27 @@ describe('RedlockTestingModule', () => {
     const ok = await request(app.getHttpServer()).post('/orders/5/pay').expect(201);
     expect(ok.body).toEqual({ id: '5', locked: true });
     expect(locks.isLocked('order:5')).toBe(false);
+  });
+
+  it("replaces an app's RedlockModule.forRoot import through overrideModule (by reference)", async () => {
+    // Never connected: the override removes the real module (port 1 has no Redis anyway).
+    const locksModule = RedlockModule.forRoot({ nodes: ['redis://127.0.0.1:1'], isGlobal: true, independenceCheck: 'off' });
+    @Module({ imports: [locksModule], providers: [ReportJob] })
+    class AppModule {}
+    const ref = await Test.createTestingModule({ imports: [AppModule] })
+      .overrideModule(locksModule)
+      .useModule(RedlockTestingModule.forRoot())
+      .compile();
+    await ref.init();
+    try {
+      const testing = ref.get(RedlockTestingService);
+      expect(ref.get(RedlockService)).toBe(testing);
+      const other = testing.holdElsewhere('cron:report');
+      expect(await ref.get(ReportJob).run()).toBeUndefined();
+      other.release();
+      expect(await ref.get(ReportJob).run()).toBe('done');
+    } finally {
+      await ref.close();
+    }
   });
 });
