@@ -115,7 +115,7 @@ type AnyListener = (event: never) => void;
 /**
  * A small typed event emitter. Unlike `node:events`, a listener that throws never breaks the
  * lock operation that emitted (the error goes to `onListenerError`), and there is no special
- * `'error'` event that could crash a process. Emitting sites check {@link hasListeners} first,
+ * `'error'` event that could crash a process. Emitting sites check `hasListeners` first,
  * so an instance nobody listens to builds no payloads.
  *
  * @example
