@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { LockLostError, NodeIndependenceError, RedlockArgumentError } from '@redlock-nest/core';
-import { currentLock, RedlockModule, RedlockService, WithLock } from '@redlock-nest/nestjs';
+import {
+  currentLock,
+  RedlockModule,
+  RedlockService,
+  WithLock,
+  type RedlockModuleOptions,
+  type RedlockOptionsFactory,
+} from '@redlock-nest/nestjs';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -127,6 +134,25 @@ describe('module lifecycle', () => {
     expect(logger.warnings.join('\n')).toMatch(/same server/);
     expect(app.get(RedlockService).redlock.quorum).toBe(2);
     await app.close();
+  });
+
+  it('forRootAsync({ useClass }) builds the options with createRedlockOptions()', async () => {
+    @Injectable()
+    class RedlockConfig implements RedlockOptionsFactory {
+      createRedlockOptions(): RedlockModuleOptions {
+        return { nodes: [redis.url], ttl: 1_234, lockedStatus: 423, independenceCheck: 'off' };
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedlockModule.forRootAsync({ useClass: RedlockConfig })],
+    }).compile();
+    const app = await moduleRef.init();
+    const service = app.get(RedlockService);
+    expect(service.options).toMatchObject({ ttl: 1_234, lockedStatus: 423, independenceCheck: 'off' });
+    const lock = await service.acquire(unique('async'));
+    expect(lock.remainingMs).toBeLessThanOrEqual(1_234);
+    await app.close();
+    expect(lock.released).toBe(true);
   });
 
   it('rejects invalid module options with a message that names the fix', async () => {

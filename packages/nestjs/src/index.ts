@@ -1,6 +1,7 @@
 export { RedlockModule } from './redlock.module.js';
 export {
   REDLOCK_MODULE_OPTIONS,
+  type RedlockOptionsFactory,
   type RedlockModuleAsyncOptions,
   type RedlockModuleForRootOptions,
 } from './redlock.module-definition.js';

@@ -2,13 +2,8 @@ import { Catch, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import { LockNotAcquiredError, QuorumUnavailableError } from '@redlock-nest/core';
 import { setResponseHeader } from './http-response.js';
-import { LockConflictException, LockUnavailableException } from './redlock-http.exceptions.js';
+import { LockConflictException, LockUnavailableException, retryAfterSeconds } from './redlock-http.exceptions.js';
 import type { LockedStatus } from './redlock-options.js';
-
-/** Seconds for `Retry-After`, rounded up, from the holder's remaining TTL (undefined when unknown). */
-export function retryAfterSeconds(error: LockNotAcquiredError): number | undefined {
-  return error.retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
-}
 
 /**
  * Maps lock errors that escape an HTTP handler (for example from a `@WithLock` method the

@@ -1,5 +1,11 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
+import type { LockNotAcquiredError } from '@redlock-nest/core';
 import type { LockedStatus } from './redlock-options.js';
+
+/** Seconds for `Retry-After`, rounded up, from the holder's remaining TTL (undefined when unknown). */
+export function retryAfterSeconds(error: LockNotAcquiredError): number | undefined {
+  return error.retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+}
 
 /** Body of a {@link LockConflictException}. */
 export interface LockConflictBody {

@@ -12,8 +12,7 @@ import { LockKeyError, RedlockModuleNotInitializedError } from './errors.js';
 import { onResponseClose, setResponseHeader } from './http-response.js';
 import { toUsingOptions } from './lock-call-options.js';
 import type { LockRouteDefinition } from './lock-route.decorator.js';
-import { retryAfterSeconds } from './redlock-exception.filter.js';
-import { LockConflictException, LockUnavailableException } from './redlock-http.exceptions.js';
+import { LockConflictException, LockUnavailableException, retryAfterSeconds } from './redlock-http.exceptions.js';
 import { RedlockService, redlockServices } from './redlock.service.js';
 import { RouteLockHold } from './route-lock.hold.js';
 

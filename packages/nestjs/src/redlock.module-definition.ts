@@ -22,3 +22,21 @@ export const {
 export type RedlockModuleForRootOptions = typeof REDLOCK_OPTIONS_TYPE;
 /** What `forRootAsync()` accepts. */
 export type RedlockModuleAsyncOptions = typeof REDLOCK_ASYNC_OPTIONS_TYPE;
+
+/**
+ * A class for `forRootAsync({ useClass })` / `useExisting`.
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * class RedlockConfig implements RedlockOptionsFactory {
+ *   createRedlockOptions(): RedlockModuleOptions {
+ *     return { nodes: [process.env.REDIS_URL!] };
+ *   }
+ * }
+ * RedlockModule.forRootAsync({ useClass: RedlockConfig });
+ * ```
+ */
+export interface RedlockOptionsFactory {
+  createRedlockOptions(): RedlockModuleOptions | Promise<RedlockModuleOptions>;
+}
