@@ -112,6 +112,22 @@ class OrdersController {
     return { ok: true };
   }
 
+  @Post(':id/queue')
+  @HttpCode(200)
+  @LockRoute('order:<id>', { wait: 10_000 })
+  async queue(@Param('id') id: string) {
+    return { id };
+  }
+
+  @Get('capped/:id')
+  @LockRoute('capped:<id>', { ttl: 300, maxHoldMs: 300 })
+  async capped() {
+    // Runs past maxHoldMs: the lock is given up and the handler is told through its signal.
+    const signal = currentLock()!.signal;
+    const reason = await new Promise<unknown>((resolve) => signal.addEventListener('abort', () => resolve(signal.reason)));
+    return { lost: (reason as { reason?: string }).reason };
+  }
+
   @Get('stream/:id')
   @LockRoute('stream:<id>')
   stream(): Observable<string> {
@@ -189,6 +205,23 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
     gates.open(id);
     expect((await first).status).toBe(200);
     await request(base).post(`/orders/${id}/pay`).expect(200); // free again right after the response
+  });
+
+  it('queues a request on a route with wait until the holder responds', async () => {
+    const id = unique(name);
+    gates.hold(id);
+    const first = request(base).post(`/orders/${id}/pay`).then((r) => r);
+    await gates.entered(id);
+    const queued = request(base).post(`/orders/${id}/queue`).then((r) => r);
+    gates.open(id);
+    expect((await first).status).toBe(200);
+    expect((await queued).status).toBe(200);
+  });
+
+  it('tells the handler through currentLock().signal when its lock is lost', async () => {
+    const res = await request(base).get(`/orders/capped/${unique(name)}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ lost: 'max-hold-exceeded' });
   });
 
   it('answers 423 on a route configured for it, with the key from the body', async () => {

@@ -22,6 +22,18 @@ import { RouteLockHold } from './route-lock.hold.js';
  * known) when contended, {@link LockUnavailableException} (503) without a Redis quorum, 400 when
  * the request lacks a key value. The held lock is handed to {@link RedlockInterceptor}.
  * Override the `protected` methods to change how keys, options or errors are derived.
+ * Applied by `@LockRoute`; use it directly only through a subclass.
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * export class TenantLockGuard extends RedlockGuard {
+ *   // Lock per tenant as well as per order.
+ *   protected override resolveResources(route: LockRouteDefinition, request: any, context: ExecutionContext) {
+ *     return [...super.resolveResources(route, request, context), `tenant:${request.headers['x-tenant']}`];
+ *   }
+ * }
+ * ```
  */
 @Injectable()
 export class RedlockGuard implements CanActivate {

@@ -13,6 +13,16 @@ import type { RouteLockHold } from './route-lock.hold.js';
  *
  * A handler still computing when the client disconnects keeps the lock until it finishes:
  * releasing earlier would let a second request into the critical section while this one runs.
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * export class AlertingRedlockInterceptor extends RedlockInterceptor {
+ *   protected override onLockLost(error: unknown, context: ExecutionContext) {
+ *     metrics.lostLocks.inc({ handler: context.getHandler().name });
+ *   }
+ * }
+ * ```
  */
 @Injectable()
 export class RedlockInterceptor implements NestInterceptor {
