@@ -135,6 +135,14 @@ class OrdersController {
     return new Observable<string>((subscriber) => subscriber.next('first'));
   }
 
+  @Get('below/:id')
+  @HttpCode(202)
+  @WithLock('below:<id>')
+  @ApiOperation({ summary: 'Swagger below the lock' })
+  async below(@Param('id') id: string) {
+    return { id, locked: currentLock()?.resources };
+  }
+
   @ApiOperation({ summary: 'Plain locked read' })
   @WithLock('plain:<id>', { wait: false })
   @Get('plain/:id')
@@ -299,6 +307,12 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
     expect(ok.body).toEqual({ id, locked: [`plain:${id}`] });
   });
 
+  it('serves a @WithLock route whose route decorators sit above it, with its HTTP code', async () => {
+    const id = unique(name);
+    const res = await request(base).get(`/orders/below/${id}`).expect(202);
+    expect(res.body).toEqual({ id, locked: [`below:${id}`] });
+  });
+
   it('answers 503 when a majority of Redis nodes is down', async () => {
     cluster.server(1).pause();
     cluster.server(2).pause();
@@ -318,6 +332,7 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
       const doc = SwaggerModule.createDocument(app, new DocumentBuilder().build());
       expect(doc.paths['/orders/{id}/pay']?.post?.summary).toBe('Pay an order');
       expect(doc.paths['/orders/plain/{id}']?.get?.summary).toBe('Plain locked read');
+      expect(doc.paths['/orders/below/{id}']?.get?.summary).toBe('Swagger below the lock');
     });
   }
 });
