@@ -24,6 +24,7 @@ import {
   RedlockModule,
   WithLock,
 } from '@redlock-nest/nestjs';
+import { StaleFencingTokenError } from '@redlock-nest/core';
 import type { Redis } from 'ioredis';
 import { request as httpRequest } from 'node:http';
 import { Observable } from 'rxjs';
@@ -141,6 +142,14 @@ class OrdersController {
   @ApiOperation({ summary: 'Swagger below the lock' })
   async below(@Param('id') id: string) {
     return { id, locked: currentLock()?.resources };
+  }
+
+  @Post('fenced/:id')
+  @WithLock('fenced:<id>', { fencing: true })
+  @UseFilters(RedlockExceptionFilter)
+  async fenced(@Param('id') id: string) {
+    // The fenced resource saw a newer token: the write is refused, never dropped silently.
+    throw new StaleFencingTokenError({ resource: `fenced:${id}`, token: currentLock()!.fencingToken!, currentToken: 10n ** 20n });
   }
 
   @ApiOperation({ summary: 'Plain locked read' })
@@ -305,6 +314,14 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
     const ok = await first;
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ id, locked: [`plain:${id}`] });
+  });
+
+  it('maps a write refused by a fenced resource to 409 with the exception filter', async () => {
+    const id = unique(name);
+    const res = await request(base).post(`/orders/fenced/${id}`);
+    expect(res.status).toBe(409);
+    expect(res.body.resources).toEqual([`fenced:${id}`]);
+    expect(await held(`fenced:${id}`)).toBe(0);
   });
 
   it('serves a @WithLock route whose route decorators sit above it, with its HTTP code', async () => {

@@ -1,13 +1,15 @@
 import { Catch, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
-import { LockNotAcquiredError, QuorumUnavailableError } from '@redlock-nest/core';
+import { LockLostError, LockNotAcquiredError, QuorumUnavailableError, StaleFencingTokenError } from '@redlock-nest/core';
 import { setResponseHeader } from './http-response.js';
 import { LockConflictException, LockUnavailableException, retryAfterSeconds } from './redlock-http.exceptions.js';
 import type { LockedStatus } from './redlock-options.js';
 
 /**
  * Maps lock errors that escape an HTTP handler (for example from a `@WithLock` method the
- * controller calls) to 409/423 with `Retry-After` and 503, instead of Nest's generic 500.
+ * controller calls) to 409/423 with `Retry-After` and 503, instead of Nest's generic 500:
+ * contention, a lock lost to another holder (`LockLostError`) and a write refused by a fenced
+ * resource (`StaleFencingTokenError`) are conflicts; no quorum is 503.
  * `@LockRoute` does not need it (its guard answers before the handler runs). HTTP only.
  *
  * @example
@@ -16,7 +18,7 @@ import type { LockedStatus } from './redlock-options.js';
  * // or per controller: @UseFilters(RedlockExceptionFilter)
  * ```
  */
-@Catch(LockNotAcquiredError, QuorumUnavailableError)
+@Catch(LockNotAcquiredError, QuorumUnavailableError, LockLostError, StaleFencingTokenError)
 export class RedlockExceptionFilter extends BaseExceptionFilter {
   /** Status for contention; 409 unless overridden in a subclass. */
   protected readonly lockedStatus: LockedStatus = 409;
@@ -34,6 +36,10 @@ export class RedlockExceptionFilter extends BaseExceptionFilter {
       return new LockConflictException(exception.resources, this.lockedStatus, seconds, exception);
     }
     if (exception instanceof QuorumUnavailableError) return new LockUnavailableException(exception.resources, exception);
+    if (exception instanceof LockLostError) return new LockConflictException(exception.resources, this.lockedStatus, undefined, exception);
+    if (exception instanceof StaleFencingTokenError) {
+      return new LockConflictException([exception.resource], this.lockedStatus, undefined, exception);
+    }
     return exception;
   }
 }
