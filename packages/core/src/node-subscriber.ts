@@ -1,0 +1,121 @@
+import type { RedisClientLike } from './redis-client.js';
+
+/** The pub/sub part of an ioredis client. Structural, so ioredis 5 and 6 both fit. */
+interface SubscriberClient {
+  readonly status?: string;
+  subscribe(...channels: string[]): Promise<unknown>;
+  unsubscribe(...channels: string[]): Promise<unknown>;
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  on(event: 'ready' | 'close', listener: () => void): unknown;
+  on(event: 'error', listener: (err: unknown) => void): unknown;
+  removeAllListeners(): unknown;
+  connect(): Promise<void>;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+}
+
+type Duplicable = RedisClientLike & { duplicate?(override?: Record<string, unknown>): SubscriberClient };
+
+/** What a node's subscriber reports to the notifier. */
+export interface SubscriberEvents {
+  /** A message arrived on `channel` (a release notice). */
+  onMessage(node: number, channel: string): void;
+  /** The server confirmed our subscription to `channel` on this connection. */
+  onAck(node: number, channel: string): void;
+  /** The connection dropped: every subscription on it is gone until re-acknowledged. */
+  onLost(node: number): void;
+}
+
+/**
+ * One lazily opened subscriber connection to one node, shared by every waiter of a
+ * Redlock. It is a duplicate of the node's command client (same host, auth, TLS and
+ * timeouts), because a connection in subscriber mode cannot run scripts.
+ *
+ * We resubscribe ourselves on every (re)connect instead of relying on ioredis'
+ * autoResubscribe, so each channel's acknowledgement is seen and a channel is only
+ * counted as "armed" while the server really delivers its messages.
+ */
+export class NodeSubscriber {
+  private client: SubscriberClient | undefined;
+  private readonly wanted = new Set<string>();
+  private closed = false;
+
+  constructor(
+    private readonly source: RedisClientLike,
+    private readonly index: number,
+    private readonly events: SubscriberEvents,
+  ) {}
+
+  /** True once a connection was opened (for tests and diagnostics). */
+  get opened(): boolean {
+    return this.client !== undefined;
+  }
+
+  /** Starts delivering `channel`; `onAck` reports when the server confirmed it. */
+  want(channel: string): void {
+    if (this.closed || this.wanted.has(channel)) return;
+    this.wanted.add(channel);
+    const client = this.client ?? this.open();
+    if (client?.status === 'ready') this.subscribe(client, [channel]);
+  }
+
+  /** Stops delivering `channel`. Fire-and-forget: a failed UNSUBSCRIBE only costs a stray message. */
+  drop(channel: string): void {
+    if (!this.wanted.delete(channel)) return;
+    const client = this.client;
+    if (client?.status === 'ready') client.unsubscribe(channel).catch(() => undefined);
+  }
+
+  /** Closes the connection (QUIT when possible, so the server sees a clean exit). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wanted.clear();
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    if (client.status === 'ready') {
+      try {
+        await client.quit();
+      } catch {
+        client.disconnect();
+      }
+    } else {
+      client.disconnect();
+    }
+    client.removeAllListeners();
+    // An 'error' emitted after removeAllListeners would crash the process: keep a sink.
+    client.on('error', () => undefined);
+  }
+
+  private open(): SubscriberClient | undefined {
+    const source = this.source as Duplicable;
+    // A client without duplicate() cannot give us a subscriber: waiters on it poll.
+    if (typeof source.duplicate !== 'function') return undefined;
+    let client: SubscriberClient;
+    try {
+      client = source.duplicate({ lazyConnect: true, autoResubscribe: false, enableAutoPipelining: false });
+    } catch {
+      return undefined;
+    }
+    this.client = client;
+    client.on('message', (channel) => this.events.onMessage(this.index, channel));
+    client.on('ready', () => {
+      if (this.wanted.size > 0) this.subscribe(client, [...this.wanted]);
+    });
+    client.on('close', () => this.events.onLost(this.index));
+    // Connection errors are expected while a node is down; ioredis reconnects, we poll meanwhile.
+    client.on('error', () => undefined);
+    if (client.status === 'wait') client.connect().catch(() => undefined);
+    return client;
+  }
+
+  private subscribe(client: SubscriberClient, channels: string[]): void {
+    client.subscribe(...channels).then(
+      () => {
+        if (this.client !== client || client.status !== 'ready') return;
+        for (const channel of channels) if (this.wanted.has(channel)) this.events.onAck(this.index, channel);
+      },
+      () => undefined, // reconnect will resubscribe; until then the channel is not armed on this node
+    );
+  }
+}

@@ -1,0 +1,321 @@
+import type { RedisClientLike } from './redis-client.js';
+import { NodeSubscriber } from './node-subscriber.js';
+
+/** How a wait ended (for diagnostics and tests). */
+export type WakeReason = 'notice' | 'poll' | 'armed' | 'pending' | 'closed' | 'aborted';
+
+/** Counters of how waits ended. */
+export interface NotifierStats {
+  notice: number;
+  poll: number;
+  armed: number;
+  pending: number;
+  closed: number;
+  aborted: number;
+}
+
+export interface ReleaseNotifierOptions {
+  /** Nodes a lock needs; a channel is "armed" once n − quorum + 1 nodes confirmed it (every quorum intersects that set). */
+  readonly quorum: number;
+  /**
+   * How long a channel stays subscribed after its last waiter returned. The acquire loop
+   * calls `wait` again after one attempt, so this must exceed one attempt's duration;
+   * otherwise every retry would resubscribe and lose the "armed before the attempt" guarantee.
+   */
+  readonly lingerMs: number;
+}
+
+/** One pending `wait()` call. */
+interface Entry {
+  readonly ticket: number;
+  readonly channels: Channel[];
+  resolve: (reason: WakeReason) => void;
+}
+
+/** What survives between the waits of one acquisition (keyed by its `keys` array). */
+interface WaiterState {
+  readonly ticket: number;
+  /** Monotonic time its last wait returned, i.e. just before its next attempt started. */
+  lastReturnAt: number;
+}
+
+/** Per-resource state: one Redis channel (the lock key the release script publishes on). */
+interface Channel {
+  readonly name: string;
+  /** Nodes whose subscription is confirmed on their current connection. */
+  readonly acked: Uint8Array;
+  ackCount: number;
+  /** Since when enough nodes are confirmed that no release can go unnoticed; Infinity while not. */
+  armedAt: number;
+  /** Waits in progress, oldest acquisition first. */
+  readonly queue: Entry[];
+  /** Nodes that delivered a notice of the current release (a release publishes once per node). */
+  readonly seen: Uint8Array;
+  seenCount: number;
+  genAt: number;
+  /** Whether the current release already woke someone. */
+  genWoken: boolean;
+  /** Time of a release notice no waiter has taken yet, or -Infinity. */
+  pendingAt: number;
+  /** When the queue last became empty. */
+  idleSince: number;
+}
+
+/**
+ * A notice later than this after the first notice of a release starts a new release even
+ * when its node did not repeat. Only a safety net against a release whose other notices
+ * were lost (the holder's key had expired there); a wrong guess costs one poll delay.
+ */
+const SAME_RELEASE_MS = 50;
+
+/**
+ * Wakes lock waiters when a holder releases, instead of polling.
+ *
+ * - One subscriber connection per node, opened on the first wait (a Redlock whose
+ *   acquisitions never wait opens none), closed by `close()`.
+ * - A release publishes on the lock key's channel on every node that held it; a notice
+ *   from ANY node starts a "release generation". Each generation wakes ONE waiter of
+ *   this process (the oldest acquisition), so a release does not start a stampede of
+ *   local attempts. A waiter that lost keeps its place at the head of the queue.
+ * - No missed wake-up: a wait returns at once if its channel was not yet armed before
+ *   the attempt that just failed (the attempt is then repeated under the subscription),
+ *   and a notice that arrived while nobody waited is kept for the next waiter.
+ * - The jittered poll delay still ends every wait, against lost messages, an expired
+ *   (never released) lock, or nodes whose subscriber is down.
+ */
+export class ReleaseNotifier {
+  readonly stats: NotifierStats = { notice: 0, poll: 0, armed: 0, pending: 0, closed: 0, aborted: 0 };
+  private readonly subscribers: NodeSubscriber[];
+  private readonly channels = new Map<string, Channel>();
+  private readonly waiters = new WeakMap<readonly string[], WaiterState>();
+  private readonly need: number;
+  private readonly quorum: number;
+  private readonly lingerMs: number;
+  private nextTicket = 0;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private idleWaiters: Array<() => void> = [];
+  private closed = false;
+
+  constructor(clients: readonly RedisClientLike[], options: ReleaseNotifierOptions) {
+    const events = {
+      onMessage: (node: number, channel: string) => this.onMessage(node, channel),
+      onAck: (node: number, channel: string) => this.onAck(node, channel),
+      onLost: (node: number) => this.onLost(node),
+    };
+    this.subscribers = clients.map((client, i) => new NodeSubscriber(client, i, events));
+    this.need = Math.max(1, clients.length - options.quorum + 1);
+    this.quorum = options.quorum;
+    this.lingerMs = options.lingerMs;
+  }
+
+  /** Subscriber connections opened so far. */
+  get openConnections(): number {
+    return this.subscribers.filter((s) => s.opened).length;
+  }
+
+  /** Waits in progress. */
+  get waiting(): number {
+    const entries = new Set<Entry>();
+    for (const c of this.channels.values()) for (const e of c.queue) entries.add(e);
+    return entries.size;
+  }
+
+  /** Channels currently subscribed (or lingering). */
+  get channelCount(): number {
+    return this.channels.size;
+  }
+
+  /** Resolves once no channel is subscribed any more (after the linger time). */
+  whenIdle(): Promise<void> {
+    if (this.channels.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Waits until a release of one of `keys` is noticed, or `ms` pass, or `signal` aborts.
+   * `keys` must be the same array across one acquisition's retries: its identity keeps
+   * the waiter's place in the queue and tells when its last attempt started.
+   */
+  wait(keys: readonly string[], ms: number, signal: AbortSignal | undefined): Promise<WakeReason> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.closed) return Promise.resolve('closed');
+    const now = performance.now();
+    let state = this.waiters.get(keys);
+    // A first wait does not know when its attempt started: it trusts only a channel armed
+    // longer than an attempt can take (lingerMs), and a notice younger than that.
+    const since = state ? state.lastReturnAt : now - this.lingerMs;
+    if (!state) {
+      state = { ticket: this.nextTicket++, lastReturnAt: now };
+      this.waiters.set(keys, state);
+    }
+    const channels = keys.map((key) => this.channel(key));
+    let immediate: WakeReason | undefined;
+    for (const c of channels) {
+      if (c.pendingAt > since) {
+        c.pendingAt = -Infinity;
+        immediate = 'pending';
+      }
+    }
+    const armedBefore = channels.every((c) => c.armedAt <= since);
+    if (immediate) return Promise.resolve(this.finish(state, channels, immediate));
+
+    return new Promise<WakeReason>((resolve, reject) => {
+      const waiterState = state;
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        this.dequeue(entry);
+        this.finish(waiterState, channels, 'aborted');
+        reject(signal!.reason);
+      };
+      const entry: Entry = {
+        ticket: waiterState.ticket,
+        channels,
+        resolve: (reason) => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          this.dequeue(entry);
+          resolve(this.finish(waiterState, channels, reason));
+        },
+      };
+      const timer = setTimeout(() => entry.resolve('poll'), ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      for (const c of channels) this.enqueue(c, entry);
+      // Not armed before the failed attempt: a release may have slipped in between.
+      // Return as soon as the subscription is confirmed, to repeat the attempt under it.
+      if (!armedBefore && channels.every((c) => c.armedAt !== Infinity)) entry.resolve('armed');
+    });
+  }
+
+  /** Wakes every waiter, clears timers and closes the subscriber connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const c of this.channels.values()) {
+      for (const entry of [...c.queue]) entry.resolve('closed');
+    }
+    this.channels.clear();
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.sweepTimer = undefined;
+    this.flushIdle();
+    await Promise.all(this.subscribers.map((s) => s.close()));
+  }
+
+  private channel(name: string): Channel {
+    let c = this.channels.get(name);
+    if (c) return c;
+    const n = this.subscribers.length;
+    c = {
+      name,
+      acked: new Uint8Array(n),
+      ackCount: 0,
+      armedAt: Infinity,
+      queue: [],
+      seen: new Uint8Array(n),
+      seenCount: 0,
+      genAt: -Infinity,
+      genWoken: false,
+      pendingAt: -Infinity,
+      idleSince: performance.now(),
+    };
+    this.channels.set(name, c);
+    for (const s of this.subscribers) s.want(name);
+    return c;
+  }
+
+  private finish(state: WaiterState, channels: readonly Channel[], reason: WakeReason): WakeReason {
+    const now = performance.now();
+    state.lastReturnAt = now;
+    this.stats[reason]++;
+    for (const c of channels) if (c.queue.length === 0) c.idleSince = now;
+    this.scheduleSweep();
+    return reason;
+  }
+
+  /** Oldest acquisition first; a waiter that lost a race keeps its old ticket, so it stays in front. */
+  private enqueue(c: Channel, entry: Entry): void {
+    const q = c.queue;
+    let i = q.length;
+    while (i > 0 && q[i - 1]!.ticket > entry.ticket) i--;
+    q.splice(i, 0, entry);
+  }
+
+  private dequeue(entry: Entry): void {
+    for (const c of entry.channels) {
+      const i = c.queue.indexOf(entry);
+      if (i >= 0) c.queue.splice(i, 1);
+    }
+  }
+
+  private onMessage(node: number, name: string): void {
+    const c = this.channels.get(name);
+    if (!c) return;
+    const now = performance.now();
+    if (c.seen[node] === 1 || now - c.genAt > SAME_RELEASE_MS) {
+      // A new release: a node repeats only for a new one, since a release publishes once per node.
+      c.seen.fill(0);
+      c.seenCount = 0;
+      c.genAt = now;
+      c.genWoken = false;
+    }
+    c.seen[node] = 1;
+    c.seenCount++;
+    // Wake once the release is confirmed by as many nodes of a quorum as we can hear from:
+    // the first notice alone can precede the release on the other nodes, and an attempt
+    // woken that early fails and then sleeps through the rest of this release's notices.
+    if (c.genWoken || c.seenCount < Math.max(1, this.quorum - (c.acked.length - c.ackCount))) return;
+    c.genWoken = true;
+    const head = c.queue[0];
+    if (head) head.resolve('notice');
+    else c.pendingAt = now;
+  }
+
+  private onAck(node: number, name: string): void {
+    const c = this.channels.get(name);
+    if (!c || c.acked[node] === 1) return;
+    c.acked[node] = 1;
+    c.ackCount++;
+    if (c.ackCount === this.need) {
+      c.armedAt = performance.now();
+      // Waiters that arrived unarmed (or lost their arming to a reconnect) may have missed
+      // a release: each repeats its attempt once, now under the subscription.
+      for (const entry of [...c.queue]) {
+        if (entry.channels.every((ch) => ch.armedAt !== Infinity)) entry.resolve('armed');
+      }
+    }
+  }
+
+  private onLost(node: number): void {
+    for (const c of this.channels.values()) {
+      if (c.acked[node] !== 1) continue;
+      c.acked[node] = 0;
+      c.ackCount--;
+      if (c.ackCount < this.need) c.armedAt = Infinity;
+    }
+  }
+
+  /** One unref'd timer for all channels: drops those idle for `lingerMs`. */
+  private scheduleSweep(): void {
+    if (this.sweepTimer || this.closed || this.channels.size === 0) return;
+    this.sweepTimer = setTimeout(() => this.sweep(), this.lingerMs);
+    this.sweepTimer.unref();
+  }
+
+  private sweep(): void {
+    this.sweepTimer = undefined;
+    const now = performance.now();
+    for (const c of this.channels.values()) {
+      if (c.queue.length === 0 && now - c.idleSince >= this.lingerMs) {
+        this.channels.delete(c.name);
+        for (const s of this.subscribers) s.drop(c.name);
+      }
+    }
+    if (this.channels.size === 0) this.flushIdle();
+    else this.scheduleSweep();
+  }
+
+  private flushIdle(): void {
+    const waiting = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiting) resolve();
+  }
+}
