@@ -83,7 +83,8 @@ export class Fixture {
 
   /** A Redlock over `nodes` (default: every server's URL), closed in `stop()`. */
   redlock(options?: RedlockOptions, nodes: ReadonlyArray<RedisNodeInput> = this.urls): Redlock {
-    const redlock = new Redlock(nodes, options);
+    // Dead and paused nodes are the point of many tests: keep their warnings out of the output.
+    const redlock = new Redlock(nodes, { onWarning: () => {}, ...options });
     this.redlocks.push(redlock);
     return redlock;
   }
@@ -98,6 +99,15 @@ export class Fixture {
   /** GET of `resource`'s lock key on each listed node (default: all). */
   values(resource: string, nodes = this.direct.map((_, i) => i), prefix = DEFAULT_PREFIX): Promise<Array<string | null>> {
     return Promise.all(nodes.map((i) => this.node(i).get(lockKey(resource, prefix))));
+  }
+
+  /**
+   * Waits until every listed node holds `value` for `resource`. acquire() resolves at a
+   * quorum, so the last nodes' SETs may still be on their way; tests that then change
+   * keys behind the library's back wait for them first.
+   */
+  async settled(resource: string, value: string, nodes = this.direct.map((_, i) => i)): Promise<void> {
+    await until(async () => (await this.values(resource, nodes)).every((v) => v === value), `every node holds ${resource}`);
   }
 
   /** Makes `resource` look held by someone else on the listed nodes. */

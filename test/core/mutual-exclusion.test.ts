@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redlock } from '@redlock-nest/core';
-import { Fixture, uniqueResource } from './helpers.js';
+import { Fixture, uniqueResource, until } from './helpers.js';
 
 describe('mutual exclusion', () => {
   let fx: Fixture;
@@ -22,7 +22,7 @@ describe('mutual exclusion', () => {
     let entered = 0;
 
     const loop = async (redlock: Redlock): Promise<void> => {
-      await redlock.using(resource, 10_000, async () => {
+      await redlock.using(resource, 30_000, async () => {
         inside += 1;
         entered += 1;
         maxInside = Math.max(maxInside, inside);
@@ -41,6 +41,7 @@ describe('mutual exclusion', () => {
     expect(counter).toBe(60);
     for (const redlock of redlocks) expect(redlock.activeLocks).toBe(0);
     // Every holder and every failed attempt cleaned up after itself.
-    expect(await fx.values(resource)).toEqual([null, null, null, null, null]);
+    // release() resolves at a quorum; wait for the stragglers (30 s TTLs: only releases remove keys).
+    await until(async () => (await fx.values(resource)).every((v) => v === null), 'every key was released');
   });
 });

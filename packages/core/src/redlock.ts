@@ -113,6 +113,7 @@ export class Redlock {
   async acquire(resource: string | readonly string[], ttlMs: number, options?: AcquireOptions): Promise<Lock> {
     const resources = normalizeResources(resource);
     checkTtl(ttlMs);
+    this.checkValidity(ttlMs);
     const opts = checkAcquireOptions(options);
     const retry = resolveRetry(opts.retry, this.options.retry, 'options.retry');
     this.assertOpen();
@@ -278,6 +279,17 @@ export class Redlock {
     return Math.floor(ttlMs * this.options.driftFactor) + this.options.driftConstantMs;
   }
 
+  /** A ttl the drift allowance eats entirely could never give a valid lock: a config error, not an outage. */
+  private checkValidity(ttlMs: number): void {
+    const drift = this.drift(ttlMs);
+    if (ttlMs <= drift) {
+      throw new RedlockArgumentError(
+        `ttlMs (${ttlMs}) must be longer than the clock-drift allowance of ${drift} ms ` +
+          '(ttl × driftFactor + driftConstantMs), or no lock could ever be valid. Use a longer ttl.',
+      );
+    }
+  }
+
   private async attempt(
     resources: readonly string[],
     keys: readonly string[],
@@ -364,6 +376,7 @@ export class Redlock {
   }
 
   private async extendLock(lock: Lock, ttlMs: number): Promise<void> {
+    this.checkValidity(ttlMs);
     const start = performance.now();
     const round = await runRound(
       this.nodes,
@@ -378,6 +391,9 @@ export class Redlock {
     }
     const gone = round.outcomes.filter((o) => o.status === 'absent').length;
     if (gone > this.nodes.length - this.quorum) throw lock.lose('not-owner', round.outcomes);
+    // Any node, even one that timed out, may have applied the new ttl: when that ends sooner
+    // than the current validity (a shorter ttl, or a round slower than it), only it is certain.
+    if (expiresAtMono < performance.now() + lock.remainingMs) lock.setExpiry(expiresAtMono);
     if (lock.remainingMs <= 0) throw lock.lose('expired', round.outcomes);
     throw new QuorumUnavailableError({
       resources: lock.resources,
