@@ -58,14 +58,16 @@ export async function checkNodeIndependence(nodes: readonly LockNode[], timeoutM
   const reports = await Promise.all(nodes.map((node) => inspect(node, timeoutMs)));
   const problems: string[] = [];
   const seen = new Map<string, string>();
-  for (const r of reports) {
-    if (r.role && r.role !== 'master') problems.push(`${r.node} is a replica (role:${r.role})`);
+  reports.forEach((r, i) => {
+    // Named by position too: the same URL given twice has the same label twice.
+    const name = `nodes[${i}] (${r.node})`;
+    if (r.role && r.role !== 'master') problems.push(`${name} is a replica (role:${r.role})`);
     if (r.runId) {
       const first = seen.get(r.runId);
-      if (first) problems.push(`${first} and ${r.node} are the same server (same run_id)`);
-      else seen.set(r.runId, r.node);
+      if (first) problems.push(`${first} and ${name} are the same server (same run_id)`);
+      else seen.set(r.runId, name);
     }
-  }
+  });
   if (problems.length > 0) throw new NodeIndependenceError(problems);
   return reports;
 }
