@@ -27,7 +27,8 @@ import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseRaiseReply, raiseFenceOnNode } from './scripts/fence-raise.js';
 import { parseReleaseReply, releaseOnNode } from './scripts/release.js';
-import { delay, jittered } from './wait.js';
+import { ReleaseNotifier } from './release-notifier.js';
+import { jittered } from './wait.js';
 import { startWatchdog } from './watchdog.js';
 
 /** Why one attempt failed. */
@@ -73,6 +74,8 @@ export class Redlock {
   private readonly ops: LockOperations;
   private independence: Promise<NodeReport[]> | undefined;
   private closing: Promise<void> | undefined;
+  /** Wakes waiters on release notices; opens no connection until something waits. */
+  protected readonly releaseNotices: ReleaseNotifier;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     if (!Array.isArray(nodes) || nodes.length === 0) {
@@ -92,6 +95,12 @@ export class Redlock {
     }
     this.nodes = created;
     this.quorum = Math.floor(created.length / 2) + 1;
+    // Linger past one attempt (acquire round + release of partial holds + fencing round),
+    // so a retrying waiter finds its channel still subscribed.
+    this.releaseNotices = new ReleaseNotifier(
+      created.map((node) => node.client),
+      { quorum: this.quorum, lingerMs: 3 * this.options.nodeTimeoutMs + 100 },
+    );
     this.ops = {
       extend: (lock, ttlMs) => this.extendLock(lock, ttlMs),
       release: (lock) => this.releaseLock(lock),
@@ -247,7 +256,7 @@ export class Redlock {
       const held = [...this.active];
       for (const lock of held) lock.lose('released');
       await Promise.all(held.map((lock) => lock.release()));
-      await Promise.all(this.nodes.map((node) => node.close()));
+      await Promise.all([this.releaseNotices.close(), ...this.nodes.map((node) => node.close())]);
     })();
     return this.closing;
   }
@@ -262,9 +271,13 @@ export class Redlock {
     return `${this.options.keyPrefix}fence:${resource}`;
   }
 
-  /** Waits before the next attempt. A seam for waking on release notices instead of polling. */
-  protected waitForRetry(_keys: readonly string[], ms: number, signal: AbortSignal | undefined): Promise<void> {
-    return delay(ms, signal);
+  /**
+   * Waits before the next attempt: until a release of one of `keys` is published on any
+   * node, or `ms` (the jittered retry delay, a fallback against lost notices) pass.
+   * `keys` is the same array across one acquisition's retries (the notifier relies on it).
+   */
+  protected async waitForRetry(keys: readonly string[], ms: number, signal: AbortSignal | undefined): Promise<void> {
+    await this.releaseNotices.wait(keys, ms, signal);
   }
 
   private assertOpen(): void {

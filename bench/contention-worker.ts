@@ -1,0 +1,51 @@
+/** A child of the multi-process contention run: one worker on one key, steered by the parent. */
+import { createContender, type ContenderName } from './contenders.js';
+import { nowMs } from './stats.js';
+import type { FromChild, ToChild } from './workloads/contention.js';
+
+const [name, key, urlsJson] = process.argv.slice(2) as [ContenderName, string, string];
+const TTL = 10_000;
+
+function send(m: FromChild): void {
+  process.send!(m);
+}
+
+const contender = await createContender(name, JSON.parse(urlsJson) as string[]);
+await (await contender.acquire(`${key}:warm:${process.pid}`, TTL)).release();
+
+let stopped = false;
+let until = 0;
+let turn: (() => void) | undefined;
+let turnGiven = false;
+const go = new Promise<void>((resolve) => {
+  process.on('message', (m: ToChild) => {
+    if (m.type === 'go') {
+      until = m.until;
+      resolve();
+    } else if (m.type === 'turn') {
+      turnGiven = true;
+      turn?.();
+    } else {
+      stopped = true;
+      turn?.();
+    }
+  });
+});
+send({ type: 'ready' });
+await go;
+
+while (!stopped && nowMs() < until) {
+  const held = await contender.acquire(key, TTL);
+  const acquiredAt = nowMs();
+  turnGiven = false;
+  send({ type: 'acquired', at: acquiredAt });
+  const releasedAt = nowMs();
+  await held.release();
+  send({ type: 'released', acquiredAt, releasedAt });
+  // Forced hand-off: compete again only after someone else acquired.
+  if (!turnGiven && !stopped) await new Promise<void>((resolve) => (turn = resolve));
+  turn = undefined;
+}
+await contender.close();
+send({ type: 'done' });
+process.disconnect();

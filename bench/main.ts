@@ -1,0 +1,169 @@
+/**
+ * `npm run bench [-- --quick]`: spawns 5 redis-servers on loopback and runs our library,
+ * the peers and a raw ioredis floor on them in ONE run, workloads interleaved round by
+ * round (the order rotates), and prints medians of the rounds plus ratios. Figures from
+ * different runs or machines are not comparable; ratios within a run are the result.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { createContender, PEERS, type Contender, type ContenderName } from './contenders.js';
+import { BenchNodes } from './nodes.js';
+import { median, rotate } from './stats.js';
+import { printTable, ratio } from './table.js';
+import { inProcess, multiProcess, type ContentionRun } from './workloads/contention.js';
+import { heap } from './workloads/heap.js';
+import { NEST_VARIANTS, nestRound, startNest, stopNest, type NestVariant } from './workloads/nest.js';
+import { extend, latency, throughput, type LatencyResult } from './workloads/uncontended.js';
+
+const quick = process.argv.includes('--quick');
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const cfg = quick
+  ? { rounds: 2, latencyOps: 300, tpMs: 600, extendOps: 200, contRounds: 1, contMs: 1_500, nestOps: 300, heapCycles: 50_000 }
+  : { rounds: 5, latencyOps: 2_000, tpMs: 2_000, extendOps: 1_000, contRounds: 3, contMs: 4_000, nestOps: 2_000, heapCycles: 1_000_000 };
+const want = (section: string): boolean => !only || only.includes(section);
+
+const OURS: ContenderName = 'redlock-nest';
+const FLOOR: ContenderName = 'raw ioredis floor';
+const results: Record<string, unknown> = { quick, cpus: cpus().length, node: process.version, startedAt: new Date().toISOString() };
+
+function log(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+async function uncontended(nodes: BenchNodes): Promise<void> {
+  const names: ContenderName[] = [OURS, ...PEERS, FLOOR];
+  const contenders = new Map<ContenderName, Contender>();
+  for (const name of names) contenders.set(name, await createContender(name, nodes.urls));
+  const lat = new Map<ContenderName, LatencyResult[]>();
+  const tp = new Map<ContenderName, number[]>();
+  const ext = new Map<ContenderName, LatencyResult[]>();
+  for (let round = 0; round < cfg.rounds; round++) {
+    log(`uncontended round ${round + 1}/${cfg.rounds}`);
+    for (const name of rotate(names, round)) {
+      const c = contenders.get(name)!;
+      if (round === 0) await latency(c, 50, `${name}:warm`);
+      lat.set(name, [...(lat.get(name) ?? []), await latency(c, cfg.latencyOps, name)]);
+      tp.set(name, [...(tp.get(name) ?? []), await throughput(c, 64, cfg.tpMs, name)]);
+      if (name !== FLOOR) ext.set(name, [...(ext.get(name) ?? []), await extend(c, cfg.extendOps, name)]);
+    }
+  }
+  for (const c of contenders.values()) await c.close();
+  const floorP50 = median(lat.get(FLOOR)!.map((r) => r.p50Us));
+  const bestPeerTp = Math.max(...PEERS.map((p) => median(tp.get(p)!)));
+  const bestPeerP50 = Math.min(...PEERS.map((p) => median(lat.get(p)!.map((r) => r.p50Us))));
+  const rows = names.map((name) => {
+    const l = lat.get(name)!;
+    const p50 = median(l.map((r) => r.p50Us));
+    const e = ext.get(name);
+    return {
+      library: name,
+      'p50 µs': p50,
+      'p99 µs': median(l.map((r) => r.p99Us)),
+      '1-worker ops/s': median(l.map((r) => r.opsPerSec)),
+      'speed vs floor': ratio(floorP50, p50),
+      '64-worker ops/s': median(tp.get(name)!),
+      'vs best peer': ratio(median(tp.get(name)!), bestPeerTp),
+      'extend p50 µs': e ? median(e.map((r) => r.p50Us)) : NaN,
+      'extend ops/s': e ? median(e.map((r) => r.opsPerSec)) : NaN,
+    };
+  });
+  printTable('Uncontended (acquire+release; TTL 10 s; speed = floor p50 / p50, >1 is faster)', rows);
+  const ours = rows[0]!;
+  console.log(
+    `  ours: latency ${ratio(floorP50, ours['p50 µs'] as number)}× the floor, ${ratio(bestPeerP50, ours['p50 µs'] as number)}× the best peer; ` +
+      `64-worker throughput ${ours['vs best peer']}× the best peer\n`,
+  );
+  results.uncontended = rows;
+}
+
+async function contention(nodes: BenchNodes, mode: 'in-process' | 'multi-process'): Promise<void> {
+  const names: ContenderName[] = [OURS, 'redlock-nest (polling)', ...PEERS];
+  const runs = new Map<ContenderName, ContentionRun[]>();
+  for (let round = 0; round < cfg.contRounds; round++) {
+    for (const name of rotate(names, round)) {
+      log(`contention ${mode} round ${round + 1}/${cfg.contRounds}: ${name}`);
+      const key = `cont:${mode}:${round}:${name}`;
+      try {
+        const run = mode === 'in-process' ? await inProcess(name, nodes, 4, cfg.contMs, key) : await multiProcess(name, nodes, 4, cfg.contMs, key);
+        runs.set(name, [...(runs.get(name) ?? []), run]);
+      } catch (err) {
+        log(`  ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+  const bestPeerGap = Math.min(...PEERS.filter((p) => runs.has(p)).map((p) => median(runs.get(p)!.map((r) => r.meanGapMs))));
+  const rows = names.filter((n) => runs.has(n)).map((name) => {
+    const r = runs.get(name)!;
+    const gap = median(r.map((x) => x.meanGapMs));
+    return {
+      library: name,
+      'sections/s': median(r.map((x) => x.sectionsPerSec)),
+      'mean gap ms': gap,
+      'p99 gap ms': median(r.map((x) => x.p99GapMs)),
+      'gap vs best peer': ratio(gap, bestPeerGap),
+      'cmds/section': median(r.map((x) => x.commandsPerSection)),
+      fairness: median(r.map((x) => x.fairness)),
+      overlaps: r.reduce((sum, x) => sum + x.overlaps, 0),
+    };
+  });
+  printTable(`Contention, ${mode}: 4 workers, one key, forced hand-offs, library default retry timing`, rows);
+  results[`contention ${mode}`] = rows;
+}
+
+async function nest(nodes: BenchNodes): Promise<void> {
+  const bench = await startNest(nodes.urls);
+  const rates = new Map<NestVariant, number[]>();
+  try {
+    for (const v of NEST_VARIANTS) await nestRound(bench, v, 50);
+    for (let round = 0; round < cfg.rounds; round++) {
+      log(`nest round ${round + 1}/${cfg.rounds}`);
+      for (const v of rotate(NEST_VARIANTS, round)) rates.set(v, [...(rates.get(v) ?? []), await nestRound(bench, v, cfg.nestOps)]);
+    }
+  } finally {
+    await stopNest(bench);
+  }
+  const base: Record<NestVariant, NestVariant> = {
+    'bare using()': 'bare using()',
+    '@WithLock': 'bare using()',
+    'HTTP bare using()': 'HTTP bare using()',
+    'HTTP @LockRoute': 'HTTP bare using()',
+  };
+  const rows = NEST_VARIANTS.map((v) => {
+    const rate = median(rates.get(v)!);
+    const baseRate = median(rates.get(base[v])!);
+    return { variant: v, 'calls/s': rate, 'µs/call': 1e6 / rate, 'overhead vs bare': `${(((baseRate / rate) - 1) * 100).toFixed(1)}%` };
+  });
+  printTable('NestJS layer (sequential calls; overhead = extra time per call vs the bare using() of the same kind)', rows);
+  results.nest = rows;
+}
+
+async function heapRun(nodes: BenchNodes): Promise<void> {
+  log(`heap: ${cfg.heapCycles} cycles`);
+  const r = await heap(nodes.urls, cfg.heapCycles);
+  printTable(`Heap over ${r.cycles} acquire/release cycles (live heap after gc, MB)`, [
+    {
+      first: r.readingsMb[0]!,
+      max: Math.max(...r.readingsMb),
+      last: r.readingsMb.at(-1)!,
+      growth: r.growthMb,
+      'left after close': Object.keys(r.leftAfterClose).length ? JSON.stringify(r.leftAfterClose) : 'nothing',
+    },
+  ]);
+  results.heap = r;
+}
+
+const nodes = await BenchNodes.start(5);
+const started = performance.now();
+try {
+  console.log(`redlock-nest benchmark${quick ? ' (quick)' : ''}: 5 local redis-servers, ${cpus().length} CPUs, Node ${process.version}\n`);
+  if (want('uncontended')) await uncontended(nodes);
+  if (want('contention')) await contention(nodes, 'in-process');
+  if (want('contention')) await contention(nodes, 'multi-process');
+  if (want('nest')) await nest(nodes);
+  if (want('heap')) await heapRun(nodes);
+} finally {
+  await nodes.stop();
+}
+console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
+mkdirSync('.bench-results', { recursive: true });
+writeFileSync(`.bench-results/bench-${Date.now()}.json`, JSON.stringify(results, null, 2));

@@ -1,0 +1,104 @@
+/**
+ * The NestJS layer's overhead: `@WithLock` on a provider method and `@LockRoute` (guard +
+ * interceptor) on an HTTP route, each against the same work done with a bare `using()`.
+ * The HTTP pair both go through Express, so the ratio isolates the guard's cost.
+ */
+import 'reflect-metadata';
+import { Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Controller, Get, Injectable, Module, Param, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { LockRoute, RedlockModule, RedlockService, WithLock } from '@redlock-nest/nestjs';
+
+const TTL = 10_000;
+
+@Injectable()
+class Work {
+  constructor(readonly locks: RedlockService) {}
+
+  @WithLock('nest:<id>', { ttl: TTL })
+  async decorated(id: string): Promise<string> {
+    return id;
+  }
+
+  bare(id: string): Promise<string> {
+    return this.locks.redlock.using(`nest:${id}`, TTL, () => id);
+  }
+}
+
+@Controller()
+class Routes {
+  constructor(private readonly work: Work) {}
+
+  @Get('guarded/:id')
+  @LockRoute('http:<id>', { ttl: TTL })
+  guarded(@Param('id') id: string): string {
+    return id;
+  }
+
+  @Get('bare/:id')
+  bare(@Param('id') id: string): Promise<string> {
+    return this.work.locks.redlock.using(`http:${id}`, TTL, () => id);
+  }
+}
+
+export interface NestBench {
+  readonly app: INestApplication;
+  readonly work: Work;
+  readonly port: number;
+  readonly agent: Agent;
+}
+
+export async function startNest(urls: readonly string[]): Promise<NestBench> {
+  @Module({
+    imports: [RedlockModule.forRoot({ nodes: [...urls], isGlobal: true, independenceCheck: 'off' })],
+    providers: [Work],
+    controllers: [Routes],
+  })
+  class BenchModule {}
+  const app = await NestFactory.create(BenchModule, { logger: false });
+  await app.listen(0, '127.0.0.1');
+  const port = (app.getHttpServer().address() as AddressInfo).port;
+  return { app, work: app.get(Work), port, agent: new Agent({ keepAlive: true, maxSockets: 1 }) };
+}
+
+function get(bench: NestBench, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: bench.port, path, agent: bench.agent }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode} for ${path}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export type NestVariant = 'bare using()' | '@WithLock' | 'HTTP bare using()' | 'HTTP @LockRoute';
+export const NEST_VARIANTS: readonly NestVariant[] = ['bare using()', '@WithLock', 'HTTP bare using()', 'HTTP @LockRoute'];
+
+/** Sequential calls of one variant: calls per second. */
+export async function nestRound(bench: NestBench, variant: NestVariant, ops: number): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < ops; i++) {
+    switch (variant) {
+      case 'bare using()':
+        await bench.work.bare('a');
+        break;
+      case '@WithLock':
+        await bench.work.decorated('a');
+        break;
+      case 'HTTP bare using()':
+        await get(bench, '/bare/a');
+        break;
+      case 'HTTP @LockRoute':
+        await get(bench, '/guarded/a');
+        break;
+    }
+  }
+  return (ops * 1000) / (performance.now() - start);
+}
+
+export async function stopNest(bench: NestBench): Promise<void> {
+  bench.agent.destroy();
+  await bench.app.close();
+}
