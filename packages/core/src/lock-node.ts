@@ -35,14 +35,17 @@ export class LockNode {
     this.label = handle.label;
   }
 
-  /** Connects a client this library created, once; a failed connect is retried on the next call. */
+  /** Connects a client this library created (or one passed in that never connected), once; a failed connect is retried on the next call. */
   connect(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('connection closed (its Redlock was closed)'));
     // Callers arriving while our connect is under way (status 'connecting'/'connect') wait
     // for it: sending now would fail at once, as the offline queue is disabled.
     if (this.connecting) return this.connecting;
     const status = this.client.status;
-    if (!this.owned || (status !== 'wait' && status !== 'end') || !this.client.connect) return Promise.resolve();
+    // A client passed in is connected only if it never was (lazyConnect): ioredis would start
+    // that connect on the first command anyway, but fail the command (no offline queue).
+    // One closed by its owner ('end') stays closed.
+    if ((status !== 'wait' && !(this.owned && status === 'end')) || !this.client.connect) return Promise.resolve();
     this.connecting ??= this.client.connect().finally(() => {
       this.connecting = undefined;
     });
@@ -51,7 +54,7 @@ export class LockNode {
 
   /** Runs `script` with `keys` and `args`. Rejects with the client's error. */
   async run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
-    if (this.owned && this.client.status !== 'ready') await this.connect();
+    if (this.client.status !== 'ready') await this.connect();
     try {
       return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (err) {

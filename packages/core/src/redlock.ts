@@ -225,7 +225,8 @@ export class Redlock {
    * node is a replica or two nodes are the same server. With `checkIndependence: true`
    * this runs once before the first lock operation.
    */
-  checkIndependence(): Promise<NodeReport[]> {
+  async checkIndependence(): Promise<NodeReport[]> {
+    // async: a closed instance rejects like every other operation instead of throwing synchronously.
     this.assertOpen();
     if (!this.options.checkIndependence) return checkNodeIndependence(this.nodes, this.options.nodeTimeoutMs * 4);
     this.independence ??= checkNodeIndependence(this.nodes, this.options.nodeTimeoutMs * 4).catch((err: unknown) => {

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { LockLostError, Redlock, RedlockClosedError } from '@redlock-nest/core';
+import { Redis } from 'ioredis';
+import { aborted, Fixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+
+describe('instance lifecycle', () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await Fixture.start(3);
+  });
+  afterAll(async () => {
+    await fx.stop();
+  });
+
+  const connectedClients = async (i: number): Promise<number> =>
+    Number(/^connected_clients:(\d+)/m.exec(await fx.node(i).info('clients'))![1]);
+
+  it('isolates key prefixes: two tenants never contend, and their keys are where operators look', async () => {
+    const tenantA = fx.redlock({ keyPrefix: 'tenant-a:' });
+    const tenantB = fx.redlock({ keyPrefix: 'tenant-b:' });
+    const resource = uniqueResource('shared-name');
+
+    const a = await tenantA.acquire(resource, 30_000, { retry: false });
+    const b = await tenantB.acquire(resource, 30_000, { retry: false });
+    await until(async () => (await fx.values(resource, [0, 1, 2], 'tenant-a:')).every((v) => v === a.value), 'tenant a keys');
+    await until(async () => (await fx.values(resource, [0, 1, 2], 'tenant-b:')).every((v) => v === b.value), 'tenant b keys');
+    expect(await fx.values(resource)).toEqual([null, null, null]);
+    // The same prefix does contend.
+    expect(await fx.redlock({ keyPrefix: 'tenant-a:' }).tryAcquire(resource, 30_000)).toBeNull();
+  });
+
+  it('leaves clients passed in open on close(), and closes the ones it created from URLs', async () => {
+    const clients = [0, 1, 2].map((i) => fx.client(i));
+    const borrowed = fx.redlock({}, clients);
+    await (await borrowed.acquire(uniqueResource('borrowed'), 30_000)).release();
+    await borrowed.close();
+    for (const client of clients) expect(await client.ping()).toBe('PONG');
+
+    const before = await connectedClients(0);
+    const owning = fx.redlock();
+    await (await owning.acquire(uniqueResource('owned'), 30_000)).release();
+    expect(await connectedClients(0)).toBe(before + 1);
+    await owning.close();
+    await until(async () => (await connectedClients(0)) === before, 'the created connection was closed');
+  });
+
+  it('warns (through onWarning) about a client passed in whose options make failover slow, without secrets', () => {
+    const warnings: string[] = [];
+    const slow = new Redis({ host: '127.0.0.1', port: fx.cluster.server(0).port, password: 's3cret-pw', lazyConnect: true });
+    const fast = fx.client(1);
+    try {
+      fx.redlock({ onWarning: (m) => warnings.push(m) }, [slow, fast, fx.urls[2]!]);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(`127.0.0.1:${fx.cluster.server(0).port}`);
+      expect(warnings[0]).toMatch(/enableOfflineQueue is not false.*no commandTimeout.*maxRetriesPerRequest is not 0/);
+      expect(warnings[0]).toContain('consider enableOfflineQueue: false, maxRetriesPerRequest: 0 and a short commandTimeout');
+      expect(warnings[0]).not.toContain('s3cret-pw');
+    } finally {
+      slow.disconnect();
+    }
+  });
+
+  it('on close(), releases every held lock, aborts their signals with "released", and ends using()', async () => {
+    const redlock = fx.redlock();
+    const plain = uniqueResource('held-at-close');
+    const routine = uniqueResource('using-at-close');
+    const lock = await redlock.acquire(plain, 30_000);
+
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const using = redlock.using(routine, 30_000, async (l) => {
+      entered();
+      await aborted(l.signal);
+    });
+    await inside;
+    expect(redlock.activeLocks).toBe(2);
+
+    await redlock.close();
+    expect(redlock.activeLocks).toBe(0);
+    expect(lock.signal.aborted).toBe(true);
+    expect((lock.signal.reason as LockLostError).reason).toBe('released');
+    const usingErr = await rejection(using);
+    expect(usingErr).toBeInstanceOf(LockLostError);
+    expect(usingErr.reason).toBe('released');
+    await until(async () => (await fx.values(plain)).every((v) => v === null), 'the plain lock was released');
+    await until(async () => (await fx.values(routine)).every((v) => v === null), 'the using() lock was released');
+
+    // Closing is final and idempotent.
+    expect(await rejection(redlock.acquire(plain, 30_000))).toBeInstanceOf(RedlockClosedError);
+    await redlock.close();
+  });
+
+  it('serves many concurrent first calls of a fresh instance (no "not connected yet" failures)', async () => {
+    // Regression: calls arriving while the first call's connect was under way were sent
+    // to a socket still connecting and failed at once as QuorumUnavailableError.
+    const redlock = fx.redlock();
+    const locks = await Promise.all(Array.from({ length: 10 }, (_, i) => redlock.tryAcquire(uniqueResource(`first-${i}`), 30_000)));
+    expect(locks.every((l) => l !== null)).toBe(true);
+    expect(redlock.activeLocks).toBe(10);
+    await Promise.all(locks.map((l) => l!.release()));
+    expect(redlock.activeLocks).toBe(0);
+  });
+
+  it('keeps the key format `${keyPrefix}lock:${resource}`', async () => {
+    const redlock = fx.redlock();
+    const resource = uniqueResource('format');
+    const lock = await redlock.acquire(resource, 30_000);
+    await fx.settled(resource, lock.value);
+    expect(await fx.node(0).get(`redlock:lock:${resource}`)).toBe(lock.value);
+    expect(lockKey(resource)).toBe(`redlock:lock:${resource}`);
+  });
+
+  it('creates nothing that outlives close(): a closed instance holds no locks and no connections', async () => {
+    const before = await connectedClients(1);
+    const redlock = new Redlock(fx.urls, { onWarning: () => {} });
+    const lock = await redlock.acquire(uniqueResource('hygiene'), 30_000);
+    await lock.extend(30_000);
+    await redlock.close();
+    expect(redlock.activeLocks).toBe(0);
+    await until(async () => (await connectedClients(1)) === before, 'no connection left');
+  });
+});
