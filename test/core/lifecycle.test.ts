@@ -90,6 +90,24 @@ describe('instance lifecycle', () => {
     await redlock.close();
   });
 
+  it('does not hand out (or leak) a lock whose attempt was in flight when close() was called', async () => {
+    const redlock = fx.redlock();
+    await redlock.connect();
+    const resource = uniqueResource('close-race');
+    const acquiring = redlock.acquire(resource, 30_000);
+    const closing = redlock.close();
+    const outcome = await acquiring.then(
+      (lock) => ({ lock, err: undefined }),
+      (err: unknown) => ({ lock: undefined, err }),
+    );
+    await closing;
+    expect(redlock.activeLocks).toBe(0);
+    // Either the caller learns the instance closed, or it got a lock that close() already gave up.
+    if (outcome.lock) expect(outcome.lock.signal.aborted).toBe(true);
+    else expect(outcome.err).toBeInstanceOf(RedlockClosedError);
+    await until(async () => (await fx.values(resource)).every((v) => v === null), 'nothing is left locked');
+  });
+
   it('serves many concurrent first calls of a fresh instance (no "not connected yet" failures)', async () => {
     // Regression: calls arriving while the first call's connect was under way were sent
     // to a socket still connecting and failed at once as QuorumUnavailableError.

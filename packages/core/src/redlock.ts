@@ -71,6 +71,8 @@ export class Redlock {
   /** @internal */
   readonly nodes: readonly LockNode[];
   private readonly active = new Set<Lock>();
+  /** Attempts under way: close() lets them finish, so a lock they win is released, not leaked. */
+  private readonly attempting = new Set<Promise<unknown>>();
   private readonly ops: LockOperations;
   private independence: Promise<NodeReport[]> | undefined;
   private closing: Promise<void> | undefined;
@@ -139,8 +141,12 @@ export class Redlock {
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       this.assertOpen();
-      const result = await this.attempt(resources, keys, fenceKeys, token, ttlMs);
+      const pending = this.attempt(resources, keys, fenceKeys, token, ttlMs);
+      this.attempting.add(pending);
+      const result = await pending.finally(() => this.attempting.delete(pending));
       if (result instanceof Lock) {
+        // close() began meanwhile: it releases this lock (it is among the active ones).
+        if (this.closing) throw new RedlockClosedError();
         if (signal?.aborted) {
           await result.release();
           throw signal.reason;
@@ -254,6 +260,7 @@ export class Redlock {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await Promise.allSettled([...this.attempting]);
       const held = [...this.active];
       for (const lock of held) lock.lose('released');
       await Promise.all(held.map((lock) => lock.release()));
