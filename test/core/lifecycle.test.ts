@@ -108,6 +108,20 @@ describe('instance lifecycle', () => {
     await until(async () => (await fx.values(resource)).every((v) => v === null), 'nothing is left locked');
   });
 
+  it('ends an acquisition waiting between retries when close() is called', async () => {
+    const holder = fx.redlock();
+    const redlock = fx.redlock();
+    const resource = uniqueResource('close-while-waiting');
+    await holder.acquire(resource, 30_000);
+    const calls = await fx.scriptCalls(0);
+    // A minute between attempts: only close() can end this wait within the test.
+    const waiting = redlock.acquire(resource, 30_000, { retry: { retries: Infinity, delayMs: 60_000, jitterMs: 0 } });
+    const outcome = rejection(waiting);
+    await until(async () => (await fx.scriptCalls(0)) > calls, 'the first attempt ran');
+    await redlock.close();
+    expect(await outcome).toBeInstanceOf(RedlockClosedError);
+  });
+
   it('serves many concurrent first calls of a fresh instance (no "not connected yet" failures)', async () => {
     // Regression: calls arriving while the first call's connect was under way were sent
     // to a socket still connecting and failed at once as QuorumUnavailableError.
