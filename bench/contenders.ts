@@ -23,6 +23,8 @@ export interface Contender {
   /** Acquires `resource`, waiting (at the library's default retry timing) while it is held. */
   acquire(resource: string, ttlMs: number): Promise<Held>;
   close(): Promise<void>;
+  /** How waits ended (ours only), for BENCH_DEBUG=1. */
+  waitStats?(): unknown;
 }
 
 export type ContenderName =
@@ -57,6 +59,8 @@ function ours(name: ContenderName, urls: readonly string[], polling: boolean): C
     name,
     acquire: (resource, ttlMs) => redlock.acquire(resource, ttlMs),
     close: () => redlock.close(),
+    // A protected member: read for diagnostics only.
+    waitStats: () => ({ ...(redlock as unknown as { releaseNotices: { stats: object } }).releaseNotices.stats }),
   };
 }
 

@@ -1,7 +1,7 @@
 /** A child of the multi-process contention run: one worker on one key, steered by the parent. */
 import { createContender, type ContenderName } from './contenders.js';
 import { nowMs } from './stats.js';
-import type { FromChild, ToChild } from './workloads/contention.js';
+import { criticalSection, type FromChild, type ToChild } from './workloads/contention.js';
 
 const [name, key, urlsJson] = process.argv.slice(2) as [ContenderName, string, string];
 const TTL = 10_000;
@@ -39,6 +39,7 @@ while (!stopped && nowMs() < until) {
   const acquiredAt = nowMs();
   turnGiven = false;
   send({ type: 'acquired', at: acquiredAt });
+  await criticalSection();
   const releasedAt = nowMs();
   await held.release();
   send({ type: 'released', acquiredAt, releasedAt });
@@ -46,6 +47,7 @@ while (!stopped && nowMs() < until) {
   if (!turnGiven && !stopped) await new Promise<void>((resolve) => (turn = resolve));
   turn = undefined;
 }
+if (process.env.BENCH_DEBUG) process.stderr.write(`[worker ${process.pid}] ${name} waits: ${JSON.stringify(contender.waitStats?.())}\n`);
 await contender.close();
 send({ type: 'done' });
 process.disconnect();

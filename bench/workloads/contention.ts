@@ -14,6 +14,15 @@ import { nowMs } from '../stats.js';
 
 const TTL = 10_000;
 
+/**
+ * The work done under the lock: about 1 ms, asynchronous. With an empty, synchronous one the
+ * worker nudged at an acquisition would queue its attempt right behind the holder's release on
+ * the shared connection and "win" every hand-off without ever having waited.
+ */
+export function criticalSection(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 1));
+}
+
 export interface ContentionRun extends ContentionResult {
   /** Redis commands (all nodes, including those scripts run) per critical section. */
   readonly commandsPerSection: number;
@@ -44,6 +53,7 @@ export async function inProcess(
           const wake = nudge;
           nudge = [];
           for (const resolve of wake) resolve();
+          await criticalSection();
           const releasedAt = nowMs();
           await held.release();
           sections.push({ worker: w, acquiredAt, releasedAt });

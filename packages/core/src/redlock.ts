@@ -105,7 +105,10 @@ export class Redlock {
     );
     this.ops = {
       extend: (lock, ttlMs) => this.extendLock(lock, ttlMs),
-      release: (lock) => this.releaseLock(lock),
+      release: (lock) => {
+        this.releaseNotices.noteRelease(lock.keys);
+        return this.releaseLock(lock);
+      },
     };
   }
 

@@ -29,6 +29,8 @@ export interface ReleaseNotifierOptions {
 interface Entry {
   readonly ticket: number;
   readonly channels: Channel[];
+  /** Its last wake was a notice and the attempt after it failed: it lost a race. */
+  readonly lost: boolean;
   resolve: (reason: WakeReason) => void;
 }
 
@@ -37,6 +39,7 @@ interface WaiterState {
   readonly ticket: number;
   /** Monotonic time its last wait returned, i.e. just before its next attempt started. */
   lastReturnAt: number;
+  lastReason: WakeReason | undefined;
 }
 
 /** Per-resource state: one Redis channel (the lock key the release script publishes on). */
@@ -57,6 +60,10 @@ interface Channel {
   genWoken: boolean;
   /** Time of a release notice no waiter has taken yet, or -Infinity. */
   pendingAt: number;
+  /** Whether that notice is of a release this process sent. */
+  pendingOwn: boolean;
+  /** When this process last sent a release of this key. */
+  ownReleaseAt: number;
   /** When the queue last became empty. */
   idleSince: number;
 }
@@ -92,6 +99,8 @@ export class ReleaseNotifier {
   private readonly quorum: number;
   private readonly lingerMs: number;
   private nextTicket = 0;
+  /** Longest recent failed attempt (ms): how far back a first wait looks for a missed notice. */
+  private attemptMs: number;
   private sweepTimer: NodeJS.Timeout | undefined;
   private idleWaiters: Array<() => void> = [];
   private closed = false;
@@ -106,6 +115,7 @@ export class ReleaseNotifier {
     this.need = Math.max(1, clients.length - options.quorum + 1);
     this.quorum = options.quorum;
     this.lingerMs = options.lingerMs;
+    this.attemptMs = options.lingerMs;
   }
 
   /** Subscriber connections opened so far. */
@@ -141,17 +151,22 @@ export class ReleaseNotifier {
     if (this.closed) return Promise.resolve('closed');
     const now = performance.now();
     let state = this.waiters.get(keys);
-    // A first wait does not know when its attempt started: it trusts only a channel armed
-    // longer than an attempt can take (lingerMs), and a notice younger than that.
-    const since = state ? state.lastReturnAt : now - this.lingerMs;
+    if (state) this.learnAttempt(now - state.lastReturnAt);
+    // A first wait does not know when its attempt started: it assumes the attempt took as
+    // long as the slowest recent one, trusting only a channel armed before that and taking
+    // a notice newer than that. (Taking older notices would make every new waiter repeat
+    // its attempt for a release that its first attempt already saw.)
+    const since = state ? state.lastReturnAt : now - this.attemptMs;
     if (!state) {
-      state = { ticket: this.nextTicket++, lastReturnAt: now };
+      state = { ticket: this.nextTicket++, lastReturnAt: now, lastReason: undefined };
       this.waiters.set(keys, state);
     }
     const channels = keys.map((key) => this.channel(key));
     let immediate: WakeReason | undefined;
     for (const c of channels) {
-      if (c.pendingAt > since) {
+      // Our own release, sent before this attempt on the same connections, was already
+      // applied when the attempt ran: its notice is news only to waits older than it.
+      if (c.pendingAt > since && !(c.pendingOwn && c.ownReleaseAt < since)) {
         c.pendingAt = -Infinity;
         immediate = 'pending';
       }
@@ -161,7 +176,10 @@ export class ReleaseNotifier {
 
     return new Promise<WakeReason>((resolve, reject) => {
       const waiterState = state;
+      let settled = false;
       const onAbort = (): void => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         this.dequeue(entry);
         this.finish(waiterState, channels, 'aborted');
@@ -169,8 +187,11 @@ export class ReleaseNotifier {
       };
       const entry: Entry = {
         ticket: waiterState.ticket,
+        lost: waiterState.lastReason === 'notice',
         channels,
         resolve: (reason) => {
+          if (settled) return; // a delayed notice may race the poll timer
+          settled = true;
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
           this.dequeue(entry);
@@ -186,6 +207,16 @@ export class ReleaseNotifier {
     });
   }
 
+  /** Records that this process is releasing `keys` (its own notices then wake no one needlessly). */
+  noteRelease(keys: readonly string[]): void {
+    if (this.channels.size === 0) return;
+    const now = performance.now();
+    for (const key of keys) {
+      const c = this.channels.get(key);
+      if (c) c.ownReleaseAt = now;
+    }
+  }
+
   /** Wakes every waiter, clears timers and closes the subscriber connections. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -198,6 +229,12 @@ export class ReleaseNotifier {
     this.sweepTimer = undefined;
     this.flushIdle();
     await Promise.all(this.subscribers.map((s) => s.close()));
+  }
+
+  /** Tracks the longest recent attempt; decays, so one slow attempt is forgotten. */
+  private learnAttempt(ms: number): void {
+    const bounded = Math.min(ms, this.lingerMs);
+    this.attemptMs = Math.max(bounded * 2, this.attemptMs * 0.5, 1);
   }
 
   private channel(name: string): Channel {
@@ -215,6 +252,8 @@ export class ReleaseNotifier {
       genAt: -Infinity,
       genWoken: false,
       pendingAt: -Infinity,
+      pendingOwn: false,
+      ownReleaseAt: -Infinity,
       idleSince: performance.now(),
     };
     this.channels.set(name, c);
@@ -225,6 +264,7 @@ export class ReleaseNotifier {
   private finish(state: WaiterState, channels: readonly Channel[], reason: WakeReason): WakeReason {
     const now = performance.now();
     state.lastReturnAt = now;
+    state.lastReason = reason;
     this.stats[reason]++;
     for (const c of channels) if (c.queue.length === 0) c.idleSince = now;
     this.scheduleSweep();
@@ -265,8 +305,18 @@ export class ReleaseNotifier {
     if (c.genWoken || c.seenCount < Math.max(1, this.quorum - (c.acked.length - c.ackCount))) return;
     c.genWoken = true;
     const head = c.queue[0];
-    if (head) head.resolve('notice');
-    else c.pendingAt = now;
+    if (!head) {
+      c.pendingAt = now;
+      c.pendingOwn = c.ownReleaseAt > c.genAt - SAME_RELEASE_MS;
+    }
+    else if (head.lost && Math.random() < 0.5) {
+      // Waiters of other processes got the same notice at the same moment. Racing all at
+      // once splits the votes (no one gets a quorum, all retry), so a waiter that already
+      // lost a race sits out one timer tick half of the time. The first waiter stays
+      // immediate: an uncontested hand-off costs nothing.
+      const timer = setTimeout(() => head.resolve('notice'), 1);
+      timer.unref();
+    } else head.resolve('notice');
   }
 
   private onAck(node: number, name: string): void {
