@@ -56,6 +56,24 @@ describe('extend', () => {
     expect(redlock.activeLocks).toBe(0);
   });
 
+  it("never touches someone else's key: extending a lock taken over fails and leaves their TTL alone", async () => {
+    const redlock = fx.redlock();
+    const resource = uniqueResource('taken-over');
+    const lock = await redlock.acquire(resource, 30_000);
+    await fx.settled(resource, lock.value);
+    // Someone else holds it now on every node (as after our expiry), for a minute.
+    await fx.holdFor(resource, [0, 1, 2], 'someone-else', 60_000);
+
+    const err = await rejection(lock.extend(1_000));
+    expect(err).toBeInstanceOf(LockLostError);
+    expect(err.reason).toBe('not-owner');
+    expect(await fx.values(resource)).toEqual(['someone-else', 'someone-else', 'someone-else']);
+    // Our (owner-checked) extension did not shorten their key to our 1 s.
+    for (let i = 0; i < 3; i++) expect(await fx.node(i).pttl(lockKey(resource))).toBeGreaterThan(50_000);
+    await lock.release();
+    expect(await fx.values(resource)).toEqual(['someone-else', 'someone-else', 'someone-else']);
+  });
+
   it('fails with LockLostError "expired" once the validity ran out, sending nothing', async () => {
     const redlock = fx.redlock();
     const lock = await redlock.acquire(uniqueResource('expired'), 150);
