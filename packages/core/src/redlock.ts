@@ -19,6 +19,7 @@ import {
   type AcquireOptions,
   type RedlockOptions,
   type ResolvedRedlockOptions,
+  type ResolvedRetry,
   type UsingOptions,
 } from './options.js';
 import { toClient, type RedisNodeInput } from './redis-client.js';
@@ -30,6 +31,7 @@ import { parseReleaseReply, releaseOnNode } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { jittered } from './wait.js';
 import { startWatchdog } from './watchdog.js';
+import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 
 /** Why one attempt failed. */
 type AttemptFailure =
@@ -63,7 +65,7 @@ function mayHold(outcome: NodeOutcome): boolean {
  * await redlock.close();
  * ```
  */
-export class Redlock {
+export class Redlock extends RedlockTelemetry {
   /** Nodes needed for a majority: ⌊N/2⌋ + 1. */
   readonly quorum: number;
   /** The options in force, defaults merged. */
@@ -80,6 +82,7 @@ export class Redlock {
   protected readonly releaseNotices: ReleaseNotifier;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
+    super();
     if (!Array.isArray(nodes) || nodes.length === 0) {
       throw new RedlockArgumentError(
         'Redlock needs at least one Redis node: new Redlock(["redis://host:6379", ...]). Use 1 node for an efficiency lock, 3 or 5 independent nodes for fault tolerance.',
@@ -104,11 +107,12 @@ export class Redlock {
       { quorum: this.quorum, lingerMs: 3 * this.options.nodeTimeoutMs + 100 },
     );
     this.ops = {
-      extend: (lock, ttlMs) => this.extendLock(lock, ttlMs),
+      extend: (lock, ttlMs) => this.observeExtend(lock, ttlMs, () => this.extendLock(lock, ttlMs)),
       release: (lock) => {
         this.releaseNotices.noteRelease(lock.keys);
-        return this.releaseLock(lock);
+        return this.observeRelease(lock, () => this.releaseLock(lock));
       },
+      lost: (lock, error) => this.observeLost(lock, error),
     };
   }
 
@@ -132,7 +136,20 @@ export class Redlock {
     const retry = resolveRetry(opts.retry, this.options.retry, 'options.retry');
     this.assertOpen();
     if (this.options.checkIndependence) await this.checkIndependence();
+    // Events and spans: no probe (no cost) when nobody listens and nothing records.
+    const probe = this.startAcquire(resources, ttlMs, opts.fencing === true);
+    const acquisition = this.acquireLoop(resources, ttlMs, opts, retry, probe);
+    return probe ? probe.track(acquisition) : acquisition;
+  }
 
+  /** The attempts of one acquisition, arguments already validated. */
+  private async acquireLoop(
+    resources: readonly string[],
+    ttlMs: number,
+    opts: AcquireOptions,
+    retry: ResolvedRetry | false,
+    probe: AcquireProbe | undefined,
+  ): Promise<Lock> {
     const keys = resources.map((r) => this.lockKey(r));
     const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
     const token = newOwnerToken();
@@ -154,6 +171,7 @@ export class Redlock {
           await result.release();
           throw signal.reason;
         }
+        probe?.acquired(attempt, result.acquireNodes);
         return result;
       }
       if (result.kind === 'unavailable') {
@@ -169,7 +187,9 @@ export class Redlock {
       if (attempt > maxRetries || performance.now() + wait >= deadline) {
         throw new LockNotAcquiredError({ resources, attempts: attempt, nodes: result.nodes, retryAfterMs: result.retryAfterMs });
       }
+      probe?.wait(attempt, wait, result.nodes, result.retryAfterMs);
       await this.waitForRetry(keys, wait, signal);
+      probe?.resumed();
     }
   }
 
@@ -370,7 +390,7 @@ export class Redlock {
       await this.releaseOn(round.outcomes, keys, token);
       return failure;
     }
-    const lock = new Lock({ resources, keys, value: token, expiresAtMono, ...(fencingTokens ? { fencingTokens } : {}) }, this.ops);
+    const lock = new Lock({ resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) }, this.ops);
     this.active.add(lock);
     return lock;
   }
@@ -399,7 +419,7 @@ export class Redlock {
     });
   }
 
-  private async extendLock(lock: Lock, ttlMs: number): Promise<void> {
+  private async extendLock(lock: Lock, ttlMs: number): Promise<readonly NodeOutcome[]> {
     this.checkValidity(ttlMs);
     const start = performance.now();
     const round = await runRound(
@@ -411,7 +431,7 @@ export class Redlock {
     const expiresAtMono = start + ttlMs - this.drift(ttlMs);
     if (round.ok >= this.quorum && expiresAtMono > performance.now()) {
       lock.setExpiry(expiresAtMono);
-      return;
+      return round.outcomes;
     }
     const gone = round.outcomes.filter((o) => o.status === 'absent').length;
     if (gone > this.nodes.length - this.quorum) throw lock.lose('not-owner', round.outcomes);
