@@ -8,6 +8,7 @@ import {
   type UsingOptions,
 } from '@redlock-nest/core';
 import { InstanceRegistry } from './instance-registry.js';
+import { logLostLocks } from './lost-lock.logger.js';
 import { toUsingOptions, type LockCallOptions } from './lock-call-options.js';
 import { heldResources, runInLockContext } from './lock-context.js';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition.js';
@@ -46,6 +47,7 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
       onWarning: (message) => this.logger.warn(message),
       ...this.options.core,
     });
+    logLostLocks(this.redlock, this.logger);
     // Registered at construction, not at init: another module's onModuleInit may already call a locked method.
     redlockServices.add(this);
   }
