@@ -387,7 +387,7 @@ export class Redlock extends RedlockTelemetry {
       };
     }
     if (failure) {
-      await this.releaseOn(round.outcomes, keys, token);
+      this.releaseOn(round.outcomes, keys, token);
       return failure;
     }
     const lock = new Lock({ resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) }, this.ops);
@@ -408,15 +408,15 @@ export class Redlock extends RedlockTelemetry {
     return { kind: 'held', nodes: round.outcomes, retryAfterMs };
   }
 
-  /** Releases a failed attempt's possible holds, so our own partial holds never block our retry. */
-  private async releaseOn(outcomes: readonly NodeOutcome[], keys: readonly string[], token: string): Promise<void> {
-    const nodes = this.nodes.filter((_, i) => mayHold(outcomes[i]!));
-    if (nodes.length === 0) return;
-    await runRound(nodes, (node) => releaseOnNode(node, keys, token), parseReleaseReply, {
-      quorum: nodes.length,
-      timeoutMs: this.options.nodeTimeoutMs,
-      early: false,
-    });
+  /**
+   * Releases a failed attempt's possible holds, so our own partial holds never block our
+   * retry. Sent, not awaited: each node runs commands of one connection in order, so the
+   * release is applied before our next attempt on that node, without costing a round trip.
+   */
+  private releaseOn(outcomes: readonly NodeOutcome[], keys: readonly string[], token: string): void {
+    for (let i = 0; i < this.nodes.length; i++) {
+      if (mayHold(outcomes[i]!)) releaseOnNode(this.nodes[i]!, keys, token).catch(() => undefined);
+    }
   }
 
   private async extendLock(lock: Lock, ttlMs: number): Promise<readonly NodeOutcome[]> {
@@ -450,10 +450,13 @@ export class Redlock extends RedlockTelemetry {
 
   private async releaseLock(lock: Lock): Promise<ReleaseResult> {
     this.active.delete(lock);
+    // Resolves once a majority answered: then the lock is free for others. The remaining
+    // nodes' releases are already sent and still apply; their outcomes stay 'pending'.
     const round = await runRound(this.nodes, (node) => releaseOnNode(node, lock.keys, lock.value), parseReleaseReply, {
-      quorum: this.nodes.length,
+      quorum: this.quorum,
       timeoutMs: this.options.nodeTimeoutMs,
       early: false,
+      settle: this.quorum,
     });
     return { released: round.ok, nodes: round.outcomes };
   }
