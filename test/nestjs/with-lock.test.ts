@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import { LockNotAcquiredError, type Lock } from '@redlock-nest/core';
 import {
   currentLock,
+  FencingUnavailableError,
   LockKeyError,
   RedlockModule,
   RedlockModuleNotInitializedError,
@@ -55,6 +56,24 @@ class Orders {
   @WithLock('order:<order.id>', { fencing: true })
   async fenced(order: { id: string }) {
     return currentLock()!.fencingToken;
+  }
+
+  fencedRan = 0;
+
+  @WithLock('order:<id>', { fencing: true })
+  async fencedInner(id: string) {
+    this.fencedRan++;
+    return currentLock()!.fencingToken;
+  }
+
+  @WithLock('order:<id>')
+  async unfencedOuter(id: string) {
+    return this.fencedInner(id);
+  }
+
+  @WithLock('order:<id>', { fencing: true })
+  async fencedOuter(id: string) {
+    return { outer: currentLock()!.fencingToken, inner: await this.fencedInner(id) };
   }
 
   @WithLock((a: string, b: string) => [`acct:${a}`, `acct:${b}`])
@@ -182,6 +201,15 @@ describe('@WithLock on a provider', () => {
     const { mine, inner } = await orders.outer(id);
     expect(mine).toBeDefined();
     expect(inner).toBe(mine);
+  });
+
+  it('refuses a fenced call inside a chain that holds the key without fencing, and reuses a fenced outer lock', async () => {
+    const before = orders.fencedRan;
+    await expect(orders.unfencedOuter(unique('nf'))).rejects.toBeInstanceOf(FencingUnavailableError);
+    expect(orders.fencedRan).toBe(before); // the body never ran without a token
+    const { outer, inner } = await orders.fencedOuter(unique('yf'));
+    expect(typeof outer).toBe('bigint');
+    expect(inner).toBe(outer);
   });
 
   it('resolves property paths, several keys, and fencing tokens', async () => {

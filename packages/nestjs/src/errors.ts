@@ -36,3 +36,29 @@ export class RedlockModuleNotInitializedError extends RedlockError {
  * ```
  */
 export class LockKeyError extends RedlockArgumentError {}
+
+/**
+ * A call asked for a fencing token (`{ fencing: true }`), but its call chain already holds the
+ * key through a lock taken without fencing (for example a `@LockRoute` without `fencing: true`
+ * around a `@WithLock(..., { fencing: true })` method). Reusing that lock would leave the call
+ * without a token, so it is refused instead of running unfenced.
+ *
+ * @example
+ * ```ts
+ * @Post(':id/pay')
+ * @LockRoute('order:<id>', { fencing: true }) // the outer lock must be fenced too
+ * pay(@Param('id') id: string) { return this.payments.pay(id); } // @WithLock('order:<id>', { fencing: true })
+ * ```
+ */
+export class FencingUnavailableError extends RedlockArgumentError {
+  readonly resources: readonly string[];
+
+  constructor(where: string, resources: readonly string[]) {
+    super(
+      `${where} asks for a fencing token, but this call chain already holds ${JSON.stringify(resources)} through a lock ` +
+        'taken without fencing. Add { fencing: true } to the outer @LockRoute / @WithLock / using() that locks it. ' +
+        'The method was not run.',
+    );
+    this.resources = resources;
+  }
+}

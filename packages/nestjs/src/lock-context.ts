@@ -51,6 +51,19 @@ export function heldResources(owner: object, resources: readonly string[]): Set<
   return held;
 }
 
+/** The resources among `resources` that the chain holds through `owner` by a lock without a fencing token for them. */
+export function heldWithoutFencing(owner: object, resources: readonly string[]): string[] {
+  const unfenced: string[] = [];
+  for (const r of resources) {
+    for (let frame = storage.getStore(); frame; frame = frame.parent) {
+      if (frame.owner !== owner || !isHeld(frame.lock) || !frame.lock.resources.includes(r)) continue;
+      if (frame.lock.fencingTokens?.has(r) !== true) unfenced.push(r);
+      break;
+    }
+  }
+  return unfenced;
+}
+
 /** Runs `fn` with `lock` pushed onto the chain's lock context. */
 export function runInLockContext<T>(lock: Lock, owner: object, fn: () => T): T {
   return storage.run({ lock, owner, parent: storage.getStore() }, fn);

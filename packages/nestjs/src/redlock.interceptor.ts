@@ -1,4 +1,4 @@
-import { Injectable, Logger, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { ROUTE_LOCK_HOLD } from './constants.js';
 import { onResponseClose } from './http-response.js';
@@ -26,8 +26,6 @@ import type { RouteLockHold } from './route-lock.hold.js';
  */
 @Injectable()
 export class RedlockInterceptor implements NestInterceptor {
-  private readonly logger = new Logger('Redlock');
-
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
     const http = context.switchToHttp();
@@ -63,11 +61,10 @@ export class RedlockInterceptor implements NestInterceptor {
 
   /**
    * The lock was lost while the handler ran (its `currentLock().signal` aborted). The default
-   * logs a warning; override to alert or record it. The response itself is not changed.
+   * does nothing more: `RedlockService` already logs one warning per lost lock. Override to
+   * alert, record it per route, or log the handler's name. The response itself is not changed.
    */
-  protected onLockLost(error: unknown, context: ExecutionContext): void {
-    this.logger.warn(
-      `${context.getClass().name}.${context.getHandler().name}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+  protected onLockLost(_error: unknown, _context: ExecutionContext): void {
+    // One log line per lost lock is written by the service; see lost-lock.logger.ts.
   }
 }

@@ -7,10 +7,11 @@ import {
   type Lock,
   type UsingOptions,
 } from '@redlock-nest/core';
+import { FencingUnavailableError } from './errors.js';
 import { InstanceRegistry } from './instance-registry.js';
 import { logLostLocks } from './lost-lock.logger.js';
 import { toUsingOptions, type LockCallOptions } from './lock-call-options.js';
-import { heldResources, runInLockContext } from './lock-context.js';
+import { heldResources, heldWithoutFencing, runInLockContext } from './lock-context.js';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition.js';
 import { resolveModuleOptions, type RedlockModuleOptions, type ResolvedRedlockModuleOptions } from './redlock-options.js';
 
@@ -105,7 +106,16 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
    * holds are not acquired again (reentrancy), `onLocked: 'skip'` resolves `undefined` when the
    * key is busy, and the lock is extended while `body` runs.
    */
-  async runLocked<T>(resources: readonly string[], options: LockCallOptions, body: () => T | Promise<T>): Promise<T | undefined> {
+  async runLocked<T>(
+    resources: readonly string[],
+    options: LockCallOptions,
+    body: () => T | Promise<T>,
+    where = 'A locked call',
+  ): Promise<T | undefined> {
+    if (options.fencing) {
+      const unfenced = heldWithoutFencing(this.redlock, resources);
+      if (unfenced.length > 0) throw new FencingUnavailableError(where, unfenced);
+    }
     const held = heldResources(this.redlock, resources);
     const missing = resources.filter((r) => !held.has(r));
     if (missing.length === 0) return body();

@@ -67,7 +67,7 @@ export function WithLock(key: LockKey, options?: WithLockOptions): MethodDecorat
       } catch (err) {
         return Promise.reject(err);
       }
-      return service.runLocked(resources, opts, () => original.apply(this, args));
+      return service.runLocked(resources, opts, () => original.apply(this, args), `@WithLock on ${where}`);
     };
     adoptIdentity(wrapper, original);
     Reflect.defineMetadata(WITH_LOCK_METADATA, { key, options: opts } satisfies WithLockDefinition, wrapper);

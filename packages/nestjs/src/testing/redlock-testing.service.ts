@@ -91,8 +91,8 @@ export class RedlockTestingService implements OnApplicationShutdown {
   }
 
   /** What `@WithLock` calls: the real service's logic (reentrancy, `onLocked: 'skip'`) on the table. */
-  runLocked<T>(resources: readonly string[], options: LockCallOptions, body: () => T | Promise<T>): Promise<T | undefined> {
-    return RedlockService.prototype.runLocked.call(this.asService(), resources, options, body) as Promise<T | undefined>;
+  runLocked<T>(resources: readonly string[], options: LockCallOptions, body: () => T | Promise<T>, where?: string): Promise<T | undefined> {
+    return RedlockService.prototype.runLocked.call(this.asService(), resources, options, body, where) as Promise<T | undefined>;
   }
 
   /**
