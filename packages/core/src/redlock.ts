@@ -399,12 +399,17 @@ export class Redlock extends RedlockTelemetry {
   private classify(round: RoundResult<unknown>): AttemptFailure {
     const n = this.nodes.length;
     let failed = 0;
-    let retryAfterMs: number | undefined;
+    const heldTtls: number[] = [];
     for (const o of round.outcomes) {
       if (o.status === 'error' || o.status === 'timeout') failed++;
-      if (o.status === 'held' && o.ttlMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, o.ttlMs);
+      if (o.status === 'held' && o.ttlMs !== undefined) heldTtls.push(o.ttlMs);
     }
     if (failed > n - this.quorum) return { kind: 'unavailable', nodes: round.outcomes };
+    // The resource is free again once a majority is free: the nodes we just won, plus the
+    // held ones in order of expiry. A stale key on one node does not stretch the estimate.
+    heldTtls.sort((a, b) => a - b);
+    const stillNeeded = this.quorum - round.ok;
+    const retryAfterMs = stillNeeded >= 1 && stillNeeded <= heldTtls.length ? heldTtls[stillNeeded - 1] : undefined;
     return { kind: 'held', nodes: round.outcomes, retryAfterMs };
   }
 
