@@ -65,6 +65,22 @@ export class LockNotAcquiredError extends RedlockError implements AcquireFailure
 }
 
 /**
+ * The fix a QuorumUnavailableError names. Refused credentials or ACL permissions look
+ * like "node down" otherwise; Redis' own error codes (never the password) tell them apart.
+ */
+function quorumFix(nodes: readonly NodeOutcome[]): string {
+  // Inside a script, Redis 7 reports an ACL refusal as "... can't run this command ...".
+  const codeOf = (error: string): string | undefined =>
+    /\b(WRONGPASS|NOAUTH|NOPERM)\b/.exec(error)?.[1] ?? (/can't run this command/.test(error) ? 'NOPERM' : undefined);
+  const refused = nodes.find((n) => n.error !== undefined && codeOf(n.error) !== undefined);
+  if (!refused) return 'Check that a majority of the configured nodes are up and reachable.';
+  const code = codeOf(refused.error!);
+  return code === 'NOPERM'
+    ? `${refused.node} refused a command (NOPERM): grant the ACL user the commands, keys and channels in docs/security.md.`
+    : `${refused.node} refused the credentials (${code}): check the username and password in the node's URL or options.`;
+}
+
+/**
  * Too many nodes failed or did not answer in time for a majority to be possible.
  * This is an infrastructure problem (Redis down, paused, unreachable, wrong password),
  * not contention: an HTTP layer maps it to 503.
@@ -81,7 +97,7 @@ export class QuorumUnavailableError extends RedlockError implements AcquireFailu
     super(
       `Could not reach a quorum of ${details.quorum}/${details.nodes.length} Redis nodes for ` +
         `${JSON.stringify(details.resources)}: ${details.reason ?? `${failed} node(s) failed or timed out`} ` +
-        `(nodes: ${describeNodes(details.nodes)}). Check that a majority of the configured nodes are up and reachable.`,
+        `(nodes: ${describeNodes(details.nodes)}). ${quorumFix(details.nodes)}`,
       details.cause === undefined ? undefined : { cause: details.cause },
     );
     this.resources = details.resources;

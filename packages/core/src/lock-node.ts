@@ -29,11 +29,25 @@ export class LockNode {
   private connecting: Promise<void> | undefined;
   private closed = false;
   private corked = false;
+  /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established. */
+  private readonly sentInFull = new Set<string>();
+  /** Commands sent and not yet answered, so close() can let them land before QUIT. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Why the connection last failed (e.g. WRONGPASS, ECONNREFUSED); cleared when it is ready again. */
+  private connectionError: string | undefined;
 
   constructor(handle: ClientHandle) {
     this.client = handle.client;
     this.owned = handle.owned;
     this.label = handle.label;
+    // A reconnect may reach a restarted server with an empty script cache.
+    this.client.on?.('ready', () => {
+      this.sentInFull.clear();
+      this.connectionError = undefined;
+    });
+    this.client.on?.('error', (err: unknown) => {
+      this.connectionError = err instanceof Error ? err.message : String(err);
+    });
   }
 
   /** Connects a client this library created (or one passed in that never connected), once; a failed connect is retried on the next call. */
@@ -54,9 +68,40 @@ export class LockNode {
   }
 
   /** Runs `script` with `keys` and `args`. Rejects with the client's error. */
-  async run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+  run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+    const sent = this.send(script, keys, args);
+    this.inFlight.add(sent);
+    const forget = (): void => {
+      this.inFlight.delete(sent);
+    };
+    sent.then(forget, forget);
+    return sent;
+  }
+
+  private async send(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+    try {
+      return await this.sendScript(script, keys, args);
+    } catch (err) {
+      // "Connection is closed." says nothing of why; the connection's own error does
+      // (refused credentials, refused connection), so the caller's error can name the fix.
+      const why = this.connectionError;
+      if (why && this.client.status !== 'ready' && err instanceof Error && !err.message.includes(why)) {
+        throw new Error(`${why} (${err.message})`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  private async sendScript(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
     if (this.client.status !== 'ready') await this.connect();
     this.corkForTick();
+    // The first use of a script on a connection sends it in full. Relying on the NOSCRIPT
+    // fallback alone reorders commands: the re-sent EVAL runs after whatever was sent
+    // meanwhile, e.g. a release overtaking the acquire it must undo (leaving the key set).
+    if (!this.sentInFull.has(script.sha)) {
+      this.sentInFull.add(script.sha);
+      return this.client.eval(script.source, keys.length, ...keys, ...args);
+    }
     try {
       return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -83,11 +128,25 @@ export class LockNode {
     });
   }
 
+  private async settleInFlight(boundMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, boundMs);
+    });
+    await Promise.race([Promise.allSettled([...this.inFlight]), bound]);
+    clearTimeout(timer);
+  }
+
   /** Closes a client this library created; clients passed in are left open. */
   async close(): Promise<void> {
     if (!this.owned || this.closed) return;
     this.closed = true;
     if (this.client.status === 'ready') {
+      // Let commands already under way land first: QUIT is written at once, while a
+      // release may still wait to be written (corked, or behind a NOSCRIPT re-send) and
+      // would be dropped, leaving the key locked until its TTL. Bounded: a paused node
+      // must not hang close().
+      await this.settleInFlight((this.client.options?.commandTimeout ?? 1_000) * 2);
       try {
         await this.client.quit();
         return;
