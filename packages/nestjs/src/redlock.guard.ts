@@ -13,6 +13,7 @@ import { onResponseClose, setResponseHeader } from './http-response.js';
 import { toUsingOptions } from './lock-call-options.js';
 import type { LockRouteDefinition } from './lock-route.decorator.js';
 import { LockConflictException, LockUnavailableException, retryAfterSeconds } from './redlock-http.exceptions.js';
+import type { LockServiceBase } from './lock-service.base.js';
 import { RedlockService, redlockServices } from './redlock.service.js';
 import { RouteLockHold } from './route-lock.hold.js';
 
@@ -87,7 +88,7 @@ export class RedlockGuard implements CanActivate {
   }
 
   /** The app's lock service; the injected one, else the process registry. */
-  protected lockService(context: ExecutionContext): RedlockService {
+  protected lockService(context: ExecutionContext): LockServiceBase {
     const service = this.service ?? redlockServices.lookup(undefined);
     if (!service) throw new RedlockModuleNotInitializedError(`@LockRoute on ${context.getClass().name}.${context.getHandler().name}`);
     return service;
@@ -98,7 +99,7 @@ export class RedlockGuard implements CanActivate {
     err: unknown,
     resources: readonly string[],
     route: LockRouteDefinition,
-    service: RedlockService,
+    service: LockServiceBase,
     response: unknown,
   ): unknown {
     if (err instanceof LockNotAcquiredError) {

@@ -1,4 +1,5 @@
-import type { Lock, Redlock, UsingOptions } from '@redlock-nest/core';
+import type { Lock, UsingOptions } from '@redlock-nest/core';
+import type { LockEngine } from './lock-service.base.js';
 
 /**
  * A route's lock between the guard (which acquires it) and the interceptor (which releases it
@@ -12,14 +13,14 @@ export class RouteLockHold {
   private constructor(
     readonly lock: Lock,
     /** The Redlock that holds `lock` (the lock-context owner). */
-    readonly owner: Redlock,
+    readonly owner: LockEngine,
     private readonly finish: () => void,
     /** Settles once the lock is released; rejects with `LockLostError` if it was lost while held. */
     readonly settled: Promise<void>,
   ) {}
 
   /** Acquires `resources` and keeps them locked until `release()`. Rejects like `Redlock.acquire`. */
-  static acquire(redlock: Redlock, resources: readonly string[], ttlMs: number, options: UsingOptions): Promise<RouteLockHold> {
+  static acquire(redlock: LockEngine, resources: readonly string[], ttlMs: number, options: UsingOptions): Promise<RouteLockHold> {
     return new Promise<RouteLockHold>((resolve, reject) => {
       let finish!: () => void;
       const finished = new Promise<void>((r) => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { AcquireOptions, Lock, LockLostReason, UsingOptions } from '@redlock-nest/core';
-import type { LockCallOptions } from '../lock-call-options.js';
-import { RedlockService, redlockServices } from '../redlock.service.js';
+import type { Lock, LockLostReason } from '@redlock-nest/core';
+import { LockServiceBase } from '../lock-service.base.js';
+import { redlockServices } from '../redlock.service.js';
 import { DEFAULT_REDLOCK_MODULE_OPTIONS, type ResolvedRedlockModuleOptions } from '../redlock-options.js';
 import { ForeignHold } from './foreign-hold.js';
 import { InMemoryRedlock } from './in-memory-redlock.js';
@@ -32,13 +32,14 @@ let foreignHolds = 0;
  * ```
  */
 @Injectable()
-export class RedlockTestingService implements OnApplicationShutdown {
+export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> implements OnApplicationShutdown {
   /** The in-memory stand-in for the core Redlock. */
-  readonly redlock: InMemoryRedlock;
+  override readonly redlock: InMemoryRedlock;
   /** The module options `@WithLock` and `@LockRoute` read (`ttl`, `lockedStatus`). */
-  readonly options: ResolvedRedlockModuleOptions;
+  override readonly options: ResolvedRedlockModuleOptions;
 
   constructor(@Inject(REDLOCK_TESTING_OPTIONS) options: RedlockTestingOptions) {
+    super();
     const d = DEFAULT_REDLOCK_MODULE_OPTIONS;
     this.redlock = new InMemoryRedlock(options.defaultWaitMs ?? DEFAULT_REDLOCK_TESTING_OPTIONS.defaultWaitMs);
     this.options = {
@@ -48,51 +49,7 @@ export class RedlockTestingService implements OnApplicationShutdown {
       lockedStatus: options.lockedStatus ?? d.lockedStatus,
       independenceCheck: 'off',
     };
-    redlockServices.add(this.asService());
-  }
-
-  /**
-   * Acquires like `RedlockService.acquire`, in the table.
-   * @example
-   * ```ts
-   * const lock = await locks.acquire('order:1');
-   * ```
-   */
-  acquire(resource: string | readonly string[], ttlMs?: number, options?: AcquireOptions): Promise<Lock> {
-    return this.redlock.acquire(resource, ttlMs ?? this.options.ttl, options);
-  }
-
-  /**
-   * One attempt, like `RedlockService.tryAcquire`.
-   * @example
-   * ```ts
-   * expect(await locks.tryAcquire('order:1')).toBeNull();
-   * ```
-   */
-  tryAcquire(resource: string | readonly string[], ttlMs?: number, options?: AcquireOptions): Promise<Lock | null> {
-    return this.redlock.tryAcquire(resource, ttlMs ?? this.options.ttl, options);
-  }
-
-  /**
-   * Runs `routine` holding the lock, in the lock context, like `RedlockService.using`.
-   * @example
-   * ```ts
-   * await locks.using('order:1', undefined, () => service.pay('1'));
-   * ```
-   */
-  using<T>(
-    resource: string | readonly string[],
-    ttlMs: number | undefined,
-    routine: (lock: Lock) => Promise<T> | T,
-    options?: UsingOptions,
-  ): Promise<T> {
-    // The real service's method, run against the in-memory Redlock: identical lock-context handling.
-    return RedlockService.prototype.using.call(this.asService(), resource, ttlMs, routine, options) as Promise<T>;
-  }
-
-  /** What `@WithLock` calls: the real service's logic (reentrancy, `onLocked: 'skip'`) on the table. */
-  runLocked<T>(resources: readonly string[], options: LockCallOptions, body: () => T | Promise<T>, where?: string): Promise<T | undefined> {
-    return RedlockService.prototype.runLocked.call(this.asService(), resources, options, body, where) as Promise<T | undefined>;
+    redlockServices.add(this);
   }
 
   /**
@@ -179,16 +136,8 @@ export class RedlockTestingService implements OnApplicationShutdown {
 
   /** Releases what is still held and stops being the process' lock service. */
   async onApplicationShutdown(): Promise<void> {
-    redlockServices.delete(this.asService());
+    redlockServices.delete(this);
     await this.redlock.close();
   }
 
-  /**
-   * This service seen as the `RedlockService` that `@WithLock`, `RedlockGuard` and the registry
-   * expect. They use only `redlock.using`, `options`, `runLocked`, `acquire`, `tryAcquire` and
-   * `using`, all of which this class provides with the same contract.
-   */
-  private asService(): RedlockService {
-    return this as unknown as RedlockService;
-  }
 }

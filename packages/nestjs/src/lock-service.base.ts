@@ -1,0 +1,106 @@
+import { LockNotAcquiredError, type AcquireOptions, type Lock, type Redlock, type UsingOptions } from '@redlock-nest/core';
+import { FencingUnavailableError } from './errors.js';
+import { toUsingOptions, type LockCallOptions } from './lock-call-options.js';
+import { heldResources, heldWithoutFencing, runInLockContext } from './lock-context.js';
+import type { ResolvedRedlockModuleOptions } from './redlock-options.js';
+
+/** What a lock service needs of its engine: the core `Redlock`, or the testing module's in-memory table. */
+export type LockEngine = Pick<Redlock, 'acquire' | 'tryAcquire' | 'using'>;
+
+/**
+ * The behaviour `@WithLock`, `@LockRoute` and users see of a lock service, written once for
+ * the real `RedlockService` and the testing module's stand-in: the module's default TTL,
+ * the lock context (`currentLock()`, reentrancy) and `onLocked` handling.
+ */
+export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
+  /** The engine that locks: the core Redlock (or the testing module's in-memory one). */
+  abstract readonly redlock: E;
+  /** The module options in force, defaults merged. */
+  abstract readonly options: ResolvedRedlockModuleOptions;
+
+  /**
+   * Acquires `resource` (or all of `resource[]` together) for `ttlMs` (default: the module's `ttl`).
+   * @see Redlock.acquire
+   * @example
+   * ```ts
+   * const lock = await this.locks.acquire('order:42');
+   * try { ... } finally { await lock.release(); }
+   * ```
+   */
+  acquire(resource: string | readonly string[], ttlMs?: number, options?: AcquireOptions): Promise<Lock> {
+    return this.redlock.acquire(resource, ttlMs ?? this.options.ttl, options);
+  }
+
+  /**
+   * One attempt: the lock, or `null` when someone else holds it.
+   * @see Redlock.tryAcquire
+   * @example
+   * ```ts
+   * const lock = await this.locks.tryAcquire('cron:cleanup', 60_000);
+   * if (!lock) return;
+   * ```
+   */
+  tryAcquire(resource: string | readonly string[], ttlMs?: number, options?: AcquireOptions): Promise<Lock | null> {
+    return this.redlock.tryAcquire(resource, ttlMs ?? this.options.ttl, options);
+  }
+
+  /**
+   * Runs `routine` holding the lock, auto-extended, inside the lock context (so `currentLock()`
+   * works and a `@WithLock` on the same key inside is reentrant).
+   * @see Redlock.using
+   * @example
+   * ```ts
+   * await this.locks.using('account:7', 5_000, async (lock) => debit(7, { signal: lock.signal }));
+   * ```
+   */
+  using<T>(
+    resource: string | readonly string[],
+    ttlMs: number | undefined,
+    routine: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions,
+  ): Promise<T> {
+    return this.redlock.using(
+      resource,
+      ttlMs ?? this.options.ttl,
+      (lock) => runInLockContext(lock, this.redlock, () => routine(lock)),
+      options,
+    );
+  }
+
+  /**
+   * Runs `body` under a lock on `resources` the way `@WithLock` does: keys this call chain already
+   * holds are not acquired again (reentrancy), `onLocked: 'skip'` resolves `undefined` when the
+   * key is busy, and the lock is extended while `body` runs. A fenced call never reuses an
+   * unfenced outer lock (`FencingUnavailableError`).
+   */
+  async runLocked<T>(
+    resources: readonly string[],
+    options: LockCallOptions,
+    body: () => T | Promise<T>,
+    where = 'A locked call',
+  ): Promise<T | undefined> {
+    if (options.fencing) {
+      const unfenced = heldWithoutFencing(this.redlock, resources);
+      if (unfenced.length > 0) throw new FencingUnavailableError(where, unfenced);
+    }
+    const held = heldResources(this.redlock, resources);
+    const missing = resources.filter((r) => !held.has(r));
+    if (missing.length === 0) return body();
+    let entered = false;
+    try {
+      return await this.using(
+        missing,
+        options.ttl,
+        () => {
+          entered = true;
+          return body();
+        },
+        toUsingOptions(options),
+      );
+    } catch (err) {
+      // Only contention on OUR acquisition is skipped; the same error thrown by the body propagates.
+      if (!entered && options.onLocked === 'skip' && err instanceof LockNotAcquiredError) return undefined;
+      throw err;
+    }
+  }
+}
