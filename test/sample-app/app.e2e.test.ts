@@ -6,6 +6,7 @@ import type { INestApplication } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { Redlock } from '@redlock-nest/core';
+import Database from 'better-sqlite3';
 import request from 'supertest';
 import type { LedgerReport } from '../../sample-app/src/orders/order.types.js';
 import { RedisCluster } from '../harness/redis-server.js';
@@ -161,22 +162,50 @@ describe('sample app: two instances, one orders database, three Redis nodes', ()
     }
   });
 
-  it('reports reachable lock nodes on /health and keeps paying with a quorum after a node dies', async () => {
+  it('answers a write refused by the fence with 409 StaleFencingToken, and charges nothing', async () => {
+    // As if a holder with a far newer token had claimed order 7: this request's token is older.
+    const sqlite = new Database(db);
+    try {
+      sqlite.prepare('UPDATE orders SET fence = ? WHERE id = 7').run(2n ** 62n);
+    } finally {
+      sqlite.close();
+    }
+    const refused = await http(0).post('/orders/7/pay');
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ statusCode: 409, error: 'StaleFencingToken', resources: ['order:7'] });
+    expect((await http(0).get('/orders/7')).body).toMatchObject({ status: 'open', payments: [] });
+  });
+
+  it('reports the lock nodes on the terminus /health and keeps paying with a quorum after a node dies', async () => {
     const healthy = await http(0).get('/health');
     expect(healthy.status).toBe(200);
-    expect(healthy.body).toMatchObject({ status: 'ok', instance: 'a', nodes: { total: 3, reachable: 3, quorum: 2 } });
+    expect(healthy.body).toMatchObject({
+      status: 'ok',
+      details: {
+        redlock: { status: 'up', quorum: 2, reachable: 3 },
+        instance: { status: 'up', id: 'a', locks: true },
+      },
+    });
+    const nodes = healthy.body.details.redlock.nodes as Array<Record<string, unknown>>;
+    expect(nodes.map((n) => n.node)).toEqual(cluster.urls.map((u) => new URL(u).host));
+    for (const n of nodes) expect(n).toMatchObject({ status: 'up', role: 'master', latencyMs: expect.any(Number) });
 
     await cluster.server(2).kill();
     const degraded = await http(0).get('/health');
     expect(degraded.status).toBe(200);
-    expect(degraded.body).toMatchObject({ status: 'degraded', nodes: { total: 3, reachable: 2, quorum: 2 } });
+    expect(degraded.body).toMatchObject({ status: 'degraded', details: { redlock: { status: 'degraded', quorum: 2, reachable: 2 } } });
+    expect(degraded.body.details.redlock.nodes[2]).toMatchObject({ status: 'down', error: expect.any(String) });
     const paid = await http(1).post('/orders/4/pay');
     expect(paid.status).toBe(201);
 
     await cluster.server(1).kill();
     const down = await http(0).get('/health');
     expect(down.status).toBe(503);
-    expect(down.body).toMatchObject({ status: 'down', nodes: { reachable: 1 } });
+    expect(down.body).toMatchObject({
+      status: 'error',
+      error: { redlock: { status: 'down', reachable: 1 } },
+      details: { redlock: { status: 'down', quorum: 2, reachable: 1 }, instance: { status: 'up', id: 'a' } },
+    });
     const refused = await http(0).post('/orders/5/pay');
     expect(refused.status).toBe(503);
     expect((await http(0).get('/orders/5')).body).toMatchObject({ status: 'open' });

@@ -46,7 +46,10 @@ describe('npm start launcher', () => {
 
       const paid = await request(url!).post('/orders/1/pay');
       expect(paid.status).toBe(201);
-      expect((await request(url!).get('/health')).body).toMatchObject({ status: 'ok', nodes: { reachable: 5 } });
+      expect((await request(url!).get('/health')).body).toMatchObject({
+        status: 'ok',
+        details: { redlock: { status: 'up', quorum: 3, reachable: 5 } },
+      });
 
       run.child.kill('SIGINT');
       expect(await run.exit).toBe(0);

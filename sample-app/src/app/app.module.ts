@@ -35,6 +35,7 @@ export class AppModule {
         JobsModule,
         HealthModule,
       ],
+      // RedlockExceptionFilter, with stale writes marked for the demo (see LockErrorsFilter).
       providers: [{ provide: APP_FILTER, useClass: LockErrorsFilter }],
     };
   }

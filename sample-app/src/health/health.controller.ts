@@ -1,66 +1,32 @@
-import { Controller, Get, HttpStatus, Inject, Res } from '@nestjs/common';
-import { NodeIndependenceError, type NodeReport } from '@redlock-nest/core';
-import { RedlockService } from '@redlock-nest/nestjs';
+import { Controller, Get, Inject } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { RedlockHealthIndicator } from '@redlock-nest/nestjs/health';
 import { AppConfig } from '../app/app-config.js';
-
-interface StatusResponse {
-  status(code: number): unknown;
-}
-
-/** GET /health: 200 while a quorum of lock nodes answers. */
-export interface HealthView {
-  readonly status: 'ok' | 'degraded' | 'down' | 'misconfigured';
-  readonly instance: string;
-  readonly locks: boolean;
-  readonly nodes: { readonly total: number; readonly reachable: number; readonly quorum: number };
-  readonly details: ReadonlyArray<{ node: string; reachable: boolean; role?: string; error?: string }>;
-  readonly problem?: string;
-}
+import { InstanceIndicator } from './instance.indicator.js';
 
 /**
- * How many lock nodes are reachable, by asking each for its role and run id (the core's
- * independence check). `ok`: all up; `degraded`: some down but a quorum left (locks
- * still work); `down`: no quorum (payments answer 503); `misconfigured`: a replica or
- * the same server listed twice (Redlock's guarantees do not hold).
+ * GET /health, a terminus health check:
+ * - `redlock`: each lock node's state, latency and role. `up` when every node can lock,
+ *   `degraded` (still 200) when some cannot but a quorum can, `down` (503) without a quorum:
+ *   payments then answer 503 too. A replica shows as a `slave` node that does not count.
+ * - `instance`: this process' id and whether locks are on.
  */
 @Controller('health')
 export class HealthController {
   constructor(
-    @Inject(RedlockService) private readonly locks: RedlockService,
+    @Inject(HealthCheckService) private readonly health: HealthCheckService,
+    @Inject(RedlockHealthIndicator) private readonly redlock: RedlockHealthIndicator,
+    @Inject(InstanceIndicator) private readonly instance: InstanceIndicator,
     @Inject(AppConfig) private readonly config: AppConfig,
   ) {}
 
   @Get()
-  async health(@Res({ passthrough: true }) res: StatusResponse): Promise<HealthView> {
-    const redlock = this.locks.redlock;
-    const base = { instance: this.config.instanceId, locks: this.config.locksEnabled };
-    let reports: NodeReport[];
-    try {
-      reports = await redlock.checkIndependence();
-    } catch (err) {
-      if (!(err instanceof NodeIndependenceError)) throw err;
-      res.status(HttpStatus.SERVICE_UNAVAILABLE);
-      return {
-        ...base,
-        status: 'misconfigured',
-        nodes: { total: this.config.nodes.length, reachable: 0, quorum: redlock.quorum },
-        details: [],
-        problem: err.message,
-      };
-    }
-    const reachable = reports.filter((r) => r.reachable).length;
-    const status = reachable === reports.length ? 'ok' : reachable >= redlock.quorum ? 'degraded' : 'down';
-    if (status === 'down') res.status(HttpStatus.SERVICE_UNAVAILABLE);
-    return {
-      ...base,
-      status,
-      nodes: { total: reports.length, reachable, quorum: redlock.quorum },
-      details: reports.map((r) => ({
-        node: r.node,
-        reachable: r.reachable,
-        ...(r.role ? { role: r.role } : {}),
-        ...(r.error ? { error: r.error } : {}),
-      })),
-    };
+  @HealthCheck()
+  check(): Promise<HealthCheckResult> {
+    return this.health.check([
+      // The lock client's own per-node timeout: a node too slow for a lock is too slow here.
+      () => this.redlock.isHealthy('redlock', { timeoutMs: this.config.nodeTimeoutMs }),
+      () => this.instance.describe('instance'),
+    ]);
   }
 }

@@ -1,27 +1,21 @@
-import { Catch, HttpStatus, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { LockLostError, StaleFencingTokenError } from '@redlock-nest/core';
-
-interface JsonResponse {
-  status(code: number): JsonResponse;
-  json(body: unknown): unknown;
-}
+import { HttpException, type ArgumentsHost } from '@nestjs/common';
+import { StaleFencingTokenError } from '@redlock-nest/core';
+import { RedlockExceptionFilter } from '@redlock-nest/nestjs';
 
 /**
- * Errors that mean "this request's lock was not good enough to write", answered as
- * 409 so the client retries (the payment was NOT made), instead of a 500.
- * - StaleFencingTokenError: the database refused a paused holder's late write.
- * - LockLostError: the holder learnt its lock was gone before it wrote.
+ * The package's {@link RedlockExceptionFilter} (its `@Catch` list is inherited): lock errors
+ * that escape a handler become 409 + Retry-After (contention, `LockLostError`, a write refused
+ * by the fence) or 503 (no quorum) instead of a 500; the payment was not made.
+ *
+ * One addition: a write refused by the fence (`StaleFencingTokenError`, a paused holder's late
+ * capture) is marked `error: "StaleFencingToken"` instead of `"Conflict"`, so clients (the
+ * demo's counters) can tell a rejected stale write from ordinary contention.
  */
-@Catch(StaleFencingTokenError, LockLostError)
-export class LockErrorsFilter implements ExceptionFilter {
-  catch(error: StaleFencingTokenError | LockLostError, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<JsonResponse>();
-    const stale = error instanceof StaleFencingTokenError;
-    res.status(HttpStatus.CONFLICT).json({
-      statusCode: HttpStatus.CONFLICT,
-      error: stale ? 'StaleFencingToken' : 'LockLost',
-      message: error.message,
-      ...(stale ? { resource: error.resource, token: String(error.token), currentToken: String(error.currentToken) } : {}),
-    });
+export class LockErrorsFilter extends RedlockExceptionFilter {
+  protected override toHttpException(exception: unknown, host: ArgumentsHost): unknown {
+    const answer = super.toHttpException(exception, host);
+    if (!(exception instanceof StaleFencingTokenError) || !(answer instanceof HttpException)) return answer;
+    const body = answer.getResponse() as Record<string, unknown>;
+    return new HttpException({ ...body, error: 'StaleFencingToken' }, answer.getStatus(), { cause: exception });
   }
 }
