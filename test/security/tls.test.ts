@@ -1,0 +1,95 @@
+/**
+ * TLS to every lock node (`rediss://`), against TLS-only redis-servers whose
+ * certificate is signed by a CA generated in the test: trusted via ioredis `tls`
+ * options, via a client passed in, and via NODE_EXTRA_CA_CERTS for plain rediss:// URL
+ * strings. Without the CA, and over plain TCP, the lock fails as "quorum unavailable".
+ */
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { QuorumUnavailableError, Redlock } from '@redlock-nest/core';
+import { makePki, startTlsServer, type Pki, type TlsServer } from './tls-fixture.js';
+import { lockWorkflow } from './workflow.js';
+
+describe('TLS', () => {
+  let pki: Pki;
+  let servers: TlsServer[];
+
+  beforeAll(async () => {
+    pki = makePki();
+    servers = [];
+    for (let i = 0; i < 3; i++) servers.push(await startTlsServer(pki));
+  });
+
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.server.stop()));
+    pki.remove();
+  });
+
+  it('locks over TLS with the CA in ioredis options', async () => {
+    const nodes = servers.map((s) => ({ host: '127.0.0.1', port: s.tlsPort, tls: { ca: pki.ca } }));
+    expect(await lockWorkflow(nodes)).toEqual([]);
+  });
+
+  it('locks over TLS with clients passed in (rediss:// URL plus the CA)', async () => {
+    const clients = servers.map(
+      (s) =>
+        new Redis(`rediss://127.0.0.1:${s.tlsPort}`, {
+          tls: { ca: pki.ca },
+          lazyConnect: true,
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 0,
+          commandTimeout: 500,
+        }),
+    );
+    try {
+      const redlock = new Redlock(clients, { onWarning: () => undefined });
+      const lock = await redlock.acquire('tls-client', 5_000, { fencing: true });
+      expect(lock.fencingToken).toBeGreaterThan(0n);
+      expect((await lock.release()).released).toBeGreaterThanOrEqual(2);
+      await redlock.close();
+    } finally {
+      for (const c of clients) c.disconnect();
+    }
+  });
+
+  it('locks with plain rediss:// URL strings when the CA is trusted process-wide (NODE_EXTRA_CA_CERTS)', () => {
+    const urls = servers.map((s) => `rediss://127.0.0.1:${s.tlsPort}`);
+    const script = `
+      import { Redlock } from '@redlock-nest/core';
+      const redlock = new Redlock(${JSON.stringify(urls)}, { onWarning: () => {} });
+      const lock = await redlock.acquire('tls-url', 5000, { fencing: true });
+      const { released } = await lock.release();
+      await redlock.close();
+      console.log('token=' + lock.fencingToken + ' released=' + released);`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: pki.caFile, NODE_OPTIONS: '' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(child.stderr).toBe('');
+    expect(child.stdout).toMatch(/token=\d+ released=[23]/);
+  });
+
+  it('refuses a server whose certificate it cannot verify', async () => {
+    const redlock = new Redlock(servers.map((s) => `rediss://127.0.0.1:${s.tlsPort}`), { nodeTimeoutMs: 500, onWarning: () => undefined });
+    try {
+      const err = await redlock.acquire('no-ca', 1_000).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(QuorumUnavailableError);
+      const errors = (err as QuorumUnavailableError).nodes.map((n) => n.error ?? '').join('\n');
+      expect(errors).toMatch(/certificate/);
+    } finally {
+      await redlock.close();
+    }
+  });
+
+  it('cannot talk plain TCP to a TLS-only node', async () => {
+    const redlock = new Redlock(servers.map((s) => `redis://127.0.0.1:${s.tlsPort}`), { nodeTimeoutMs: 300, onWarning: () => undefined });
+    try {
+      await expect(redlock.acquire('plain', 1_000)).rejects.toBeInstanceOf(QuorumUnavailableError);
+    } finally {
+      await redlock.close();
+    }
+  });
+});

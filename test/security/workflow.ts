@@ -1,0 +1,48 @@
+/**
+ * Every kind of command the library sends to a lock node, in one short run: the
+ * independence check (INFO), a fenced acquire, a waiter woken by the release notice
+ * (SUBSCRIBE/PUBLISH), an extension, a release, and using() with a watchdog extension.
+ * Returns what failed (empty when everything worked). Uses nodeTimeoutMs 300, so an
+ * idle release-notice channel is unsubscribed after about 1 s.
+ */
+import { Redlock, type RedisNodeInput } from '@redlock-nest/core';
+
+export async function lockWorkflow(
+  nodes: ReadonlyArray<RedisNodeInput>,
+  warnings: string[] = [],
+  /** Stay open this long at the end, e.g. past the release-notice linger, so idle channels are unsubscribed. */
+  lingerMs = 0,
+): Promise<string[]> {
+  const failures: string[] = [];
+  const options = { nodeTimeoutMs: 300, onWarning: (m: string) => warnings.push(m) };
+  const holder = new Redlock(nodes, { ...options, checkIndependence: true });
+  const waiter = new Redlock(nodes, options);
+  const step = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
+    try {
+      await fn();
+    } catch (err) {
+      failures.push(`${name}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+    }
+  };
+  try {
+    await step('checkIndependence', () => holder.checkIndependence());
+    await step('acquire, wait, extend, release', async () => {
+      const lock = await holder.acquire('workflow', 5_000, { fencing: true });
+      if (lock.fencingToken === undefined) throw new Error('no fencing token');
+      // The waiter must really contend (PTTL in the script, then SUBSCRIBE for the notice).
+      const contended = new Promise<void>((resolve) => waiter.once('wait', () => resolve()));
+      const waiting = waiter.acquire('workflow', 5_000, { timeoutMs: 4_000, retry: { retries: Infinity, delayMs: 200, jitterMs: 0 } });
+      await Promise.race([contended, waiting.then(() => undefined)]);
+      await lock.extend(5_000);
+      await lock.release();
+      await (await waiting).release();
+    });
+    await step('using with a watchdog extension', () =>
+      holder.using('workflow-using', 150, () => new Promise((resolve) => setTimeout(resolve, 250)), { fencing: true }),
+    );
+    if (lingerMs > 0) await new Promise((resolve) => setTimeout(resolve, lingerMs));
+  } finally {
+    await Promise.all([holder.close(), waiter.close()]);
+  }
+  return failures;
+}
