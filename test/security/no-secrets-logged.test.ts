@@ -1,5 +1,5 @@
 /**
- * Nothing the library says (errors, warnings, console) carries an owner token or a
+ * Nothing the library says (errors, warnings, console, events) carries an owner token or a
  * password: driven through contention, lock loss, the watchdog's cap, a node dying
  * while a lock is held, and the quorum going away.
  */
@@ -45,6 +45,11 @@ describe('no secrets in errors or logs', () => {
     // Default onWarning (console.warn), so the warnings land in the console spy.
     const a = new Redlock(urls, { nodeTimeoutMs: 300 });
     const b = new Redlock(urls, { nodeTimeoutMs: 300 });
+    for (const r of [a, b]) {
+      for (const event of ['acquire', 'wait', 'acquired', 'extend', 'lost', 'release', 'failure'] as const) {
+        r.on(event, (e) => said.push(JSON.stringify(e)));
+      }
+    }
     try {
       const held = keep(await a.acquire('contended', 10_000, { fencing: true }));
       await b.acquire('contended', 10_000, { retry: { retries: 2, delayMs: 10, jitterMs: 5 } }).catch(record);
