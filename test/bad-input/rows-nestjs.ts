@@ -1,0 +1,110 @@
+import 'reflect-metadata';
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { RedlockArgumentError } from '@redlock-nest/core';
+import { LockKeyError, RedlockModule, RedlockModuleNotInitializedError, WithLock } from '@redlock-nest/nestjs';
+import type { BadInputContext } from './context.js';
+import type { BadInputRow } from './row.js';
+
+@Injectable()
+class Orders {
+  @WithLock('order:<id>')
+  async pay(id: unknown): Promise<unknown> {
+    return id;
+  }
+
+  @WithLock(() => '')
+  async empty(): Promise<void> {}
+}
+
+/** Calls `fn` with an initialised RedlockModule providing `Orders`, and closes the app after. */
+async function withApp(ctx: BadInputContext, fn: (orders: Orders) => Promise<unknown>): Promise<unknown> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [RedlockModule.forRoot({ nodes: ctx.urls, isGlobal: true, onWarning: (m: string) => ctx.logged.push(m) })],
+    providers: [Orders],
+  }).compile();
+  await moduleRef.init();
+  try {
+    return await fn(moduleRef.get(Orders));
+  } finally {
+    await moduleRef.close();
+  }
+}
+
+/** Compiles and initialises a module with these RedlockModule options (rows expect it to fail). */
+async function initWith(options: Record<string, unknown>): Promise<void> {
+  const moduleRef = await Test.createTestingModule({ imports: [RedlockModule.forRoot(options as never)] }).compile();
+  try {
+    await moduleRef.init();
+  } finally {
+    await moduleRef.close();
+  }
+}
+
+/** Rows of the NestJS layer (`@redlock-nest/nestjs`). The first runs before any module exists. */
+export const nestjsRows: readonly BadInputRow[] = [
+  {
+    layer: 'nestjs',
+    name: '@WithLock method called with no RedlockModule initialised',
+    run: () => new Orders().pay('1'),
+    rejects: { error: RedlockModuleNotInitializedError, fix: /Import RedlockModule\.forRoot.*not run/ },
+  },
+  {
+    layer: 'nestjs',
+    name: '@WithLock template naming a missing parameter',
+    run: () => {
+      class Broken {
+        @WithLock('order:<orderId>')
+        async pay(id: string): Promise<string> {
+          return id;
+        }
+      }
+      return Broken;
+    },
+    rejects: { error: LockKeyError, fix: /"orderId"/ },
+  },
+  {
+    layer: 'nestjs',
+    name: '@WithLock template with an invalid placeholder',
+    run: () => {
+      class Broken {
+        @WithLock('order:<a b>')
+        async pay(id: string): Promise<string> {
+          return id;
+        }
+      }
+      return Broken;
+    },
+    rejects: { error: LockKeyError, fix: /invalid placeholder.*Use <name>/ },
+  },
+  {
+    layer: 'nestjs',
+    name: '@WithLock template resolving to undefined',
+    run: (c) => withApp(c, (orders) => orders.pay(undefined)),
+    rejects: { error: LockKeyError, fix: /<id>/ },
+  },
+  {
+    layer: 'nestjs',
+    name: '@WithLock template resolving to an object',
+    run: (c) => withApp(c, (orders) => orders.pay({ id: 7 })),
+    rejects: { error: LockKeyError, fix: /<id>/ },
+  },
+  {
+    layer: 'nestjs',
+    name: '@WithLock key function returning ""',
+    run: (c) => withApp(c, (orders) => orders.empty()),
+    rejects: { error: LockKeyError, fix: /key/ },
+  },
+  {
+    layer: 'nestjs',
+    name: 'RedlockModule.forRoot with no nodes',
+    run: () => initWith({ nodes: [] }),
+    rejects: { error: RedlockArgumentError, fix: /at least one Redis node/ },
+  },
+  {
+    layer: 'nestjs',
+    name: 'RedlockModule.forRoot with a bad URL',
+    run: () => initWith({ nodes: ['localhost:6379'] }),
+    rejects: { error: RedlockArgumentError, fix: /redis:\/\// },
+  },
+];
