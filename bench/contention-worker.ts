@@ -3,7 +3,8 @@ import { createContender, type ContenderName } from './contenders.js';
 import { nowMs } from './stats.js';
 import { criticalSection, type FromChild, type ToChild } from './workloads/contention.js';
 
-const [name, key, urlsJson] = process.argv.slice(2) as [ContenderName, string, string];
+const [name, key, urlsJson, hold] = process.argv.slice(2) as [ContenderName, string, string, string];
+const holdMs = Number(hold);
 const TTL = 10_000;
 
 function send(m: FromChild): void {
@@ -39,7 +40,7 @@ while (!stopped && nowMs() < until) {
   const acquiredAt = nowMs();
   turnGiven = false;
   send({ type: 'acquired', at: acquiredAt });
-  await criticalSection();
+  await criticalSection(holdMs);
   const releasedAt = nowMs();
   await held.release();
   send({ type: 'released', acquiredAt, releasedAt });

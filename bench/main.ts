@@ -19,7 +19,7 @@ const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const cfg = quick
   ? { rounds: 2, latencyOps: 300, tpMs: 600, extendOps: 200, contRounds: 1, contMs: 1_500, nestOps: 300, heapCycles: 50_000 }
-  : { rounds: 5, latencyOps: 2_000, tpMs: 2_000, extendOps: 1_000, contRounds: 3, contMs: 4_000, nestOps: 2_000, heapCycles: 1_000_000 };
+  : { rounds: 5, latencyOps: 2_000, tpMs: 2_000, extendOps: 1_000, contRounds: 3, contMs: 3_500, nestOps: 2_000, heapCycles: 1_000_000 };
 const want = (section: string): boolean => !only || only.includes(section);
 
 const OURS: ContenderName = 'redlock-nest';
@@ -76,15 +76,18 @@ async function uncontended(nodes: BenchNodes): Promise<void> {
   results.uncontended = rows;
 }
 
-async function contention(nodes: BenchNodes, mode: 'in-process' | 'multi-process'): Promise<void> {
+async function contention(nodes: BenchNodes, mode: 'in-process' | 'multi-process', holdMs = 1, rounds = cfg.contRounds): Promise<void> {
   const names: ContenderName[] = [OURS, 'redlock-nest (polling)', ...PEERS];
   const runs = new Map<ContenderName, ContentionRun[]>();
-  for (let round = 0; round < cfg.contRounds; round++) {
+  for (let round = 0; round < rounds; round++) {
     for (const name of rotate(names, round)) {
-      log(`contention ${mode} round ${round + 1}/${cfg.contRounds}: ${name}`);
-      const key = `cont:${mode}:${round}:${name}`;
+      log(`contention ${mode} (hold ${holdMs} ms) round ${round + 1}/${rounds}: ${name}`);
+      const key = `cont:${mode}:${holdMs}:${round}:${name}`;
       try {
-        const run = mode === 'in-process' ? await inProcess(name, nodes, 4, cfg.contMs, key) : await multiProcess(name, nodes, 4, cfg.contMs, key);
+        const run =
+          mode === 'in-process'
+            ? await inProcess(name, nodes, 4, cfg.contMs, key, holdMs)
+            : await multiProcess(name, nodes, 4, cfg.contMs, key, holdMs);
         runs.set(name, [...(runs.get(name) ?? []), run]);
       } catch (err) {
         log(`  ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -92,6 +95,7 @@ async function contention(nodes: BenchNodes, mode: 'in-process' | 'multi-process
     }
   }
   const bestPeerGap = Math.min(...PEERS.filter((p) => runs.has(p)).map((p) => median(runs.get(p)!.map((r) => r.meanGapMs))));
+  const peerCmds = PEERS.filter((p) => runs.has(p)).map((p) => median(runs.get(p)!.map((r) => r.commandsPerSection)));
   const rows = names.filter((n) => runs.has(n)).map((name) => {
     const r = runs.get(name)!;
     const gap = median(r.map((x) => x.meanGapMs));
@@ -102,12 +106,13 @@ async function contention(nodes: BenchNodes, mode: 'in-process' | 'multi-process
       'p99 gap ms': median(r.map((x) => x.p99GapMs)),
       'gap vs best peer': ratio(gap, bestPeerGap),
       'cmds/section': median(r.map((x) => x.commandsPerSection)),
+      'cmds vs fewest peer': ratio(median(r.map((x) => x.commandsPerSection)), Math.min(...peerCmds)),
       fairness: median(r.map((x) => x.fairness)),
       overlaps: r.reduce((sum, x) => sum + x.overlaps, 0),
     };
   });
-  printTable(`Contention, ${mode}: 4 workers, one key, forced hand-offs, library default retry timing`, rows);
-  results[`contention ${mode}`] = rows;
+  printTable(`Contention, ${mode}: 4 workers, one key, ${holdMs} ms critical section, forced hand-offs, library default retry timing`, rows);
+  results[`contention ${mode} hold ${holdMs} ms`] = rows;
 }
 
 async function nest(nodes: BenchNodes): Promise<void> {
@@ -159,6 +164,8 @@ try {
   if (want('uncontended')) await uncontended(nodes);
   if (want('contention')) await contention(nodes, 'in-process');
   if (want('contention')) await contention(nodes, 'multi-process');
+  // A longer critical section (a typical database transaction): what polling costs in commands.
+  if (want('contention')) await contention(nodes, 'multi-process', 20, Math.max(1, cfg.contRounds - 1));
   if (want('nest')) await nest(nodes);
   if (want('heap')) await heapRun(nodes);
 } finally {

@@ -19,8 +19,8 @@ const TTL = 10_000;
  * worker nudged at an acquisition would queue its attempt right behind the holder's release on
  * the shared connection and "win" every hand-off without ever having waited.
  */
-export function criticalSection(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 1));
+export function criticalSection(holdMs = 1): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, holdMs));
 }
 
 export interface ContentionRun extends ContentionResult {
@@ -34,6 +34,7 @@ export async function inProcess(
   workers: number,
   durationMs: number,
   key: string,
+  holdMs = 1,
 ): Promise<ContentionRun> {
   const c = await createContender(name, nodes.urls);
   try {
@@ -53,7 +54,7 @@ export async function inProcess(
           const wake = nudge;
           nudge = [];
           for (const resolve of wake) resolve();
-          await criticalSection();
+          await criticalSection(holdMs);
           const releasedAt = nowMs();
           await held.release();
           sections.push({ worker: w, acquiredAt, releasedAt });
@@ -88,9 +89,10 @@ export async function multiProcess(
   processes: number,
   durationMs: number,
   key: string,
+  holdMs = 1,
 ): Promise<ContentionRun> {
   const children = Array.from({ length: processes }, () =>
-    fork(WORKER, [name, key, JSON.stringify(nodes.urls)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    fork(WORKER, [name, key, JSON.stringify(nodes.urls), String(holdMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
   const sections: Section[] = [];
   let holder = -1;
