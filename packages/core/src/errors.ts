@@ -40,8 +40,9 @@ function describeNodes(nodes: readonly NodeOutcome[]): string {
  * The lock is held by someone else: enough nodes answered, but a majority of them
  * already held the resource for another owner. Retrying later can succeed.
  *
- * `retryAfterMs` is the time until the current holder's lock expires on the
- * quorum, when the nodes reported it (an HTTP layer sends it as `Retry-After`).
+ * `retryAfterMs` estimates when enough of the holder's keys expire for a majority to be free
+ * again, from the TTLs the nodes reported (undefined when unknown). An HTTP layer sends it as
+ * `Retry-After`.
  */
 export class LockNotAcquiredError extends RedlockError implements AcquireFailureDetails {
   readonly resources: readonly string[];
