@@ -84,6 +84,30 @@ describe('TLS', () => {
     }
   });
 
+  it('survives failing TLS handshakes: closing never leaves a socket error uncaught (process crash)', () => {
+    // Regression: ioredis listens for a socket's first error only; the server's alert after a
+    // rejected certificate came second and crashed the process (about 1 close in 8).
+    const urls = servers.map((s) => `rediss://127.0.0.1:${s.tlsPort}`);
+    const script = `
+      import { Redlock } from '@redlock-nest/core';
+      let uncaught = 0, quorum = 0;
+      process.on('uncaughtException', () => { uncaught++; });
+      for (let i = 0; i < 60; i++) {
+        const redlock = new Redlock(${JSON.stringify(urls)}, { nodeTimeoutMs: 500, onWarning: () => {} });
+        await redlock.acquire('x', 1000).catch((e) => { if (e.name === 'QuorumUnavailableError') quorum++; });
+        await redlock.close();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      console.log('uncaught=' + uncaught + ' quorum=' + quorum);`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+      env: { ...process.env, NODE_OPTIONS: '' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(child.stdout.trim()).toBe('uncaught=0 quorum=60');
+  }, 70_000);
+
   it('cannot talk plain TCP to a TLS-only node', async () => {
     const redlock = new Redlock(servers.map((s) => `redis://127.0.0.1:${s.tlsPort}`), { nodeTimeoutMs: 300, onWarning: () => undefined });
     try {

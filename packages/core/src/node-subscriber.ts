@@ -1,3 +1,4 @@
+import { guardSocketErrors } from './lock-node.js';
 import type { RedisClientLike } from './redis-client.js';
 
 /** The pub/sub part of an ioredis client. Structural, so ioredis 5 and 6 both fit. */
@@ -104,7 +105,7 @@ export class NodeSubscriber {
     });
     client.on('close', () => this.events.onLost(this.index));
     // Connection errors are expected while a node is down; ioredis reconnects, we poll meanwhile.
-    client.on('error', () => undefined);
+    client.on('error', () => guardSocketErrors(client));
     if (client.status === 'wait') client.connect().catch(() => undefined);
     return client;
   }
