@@ -79,6 +79,7 @@ describe('TLS', () => {
       expect(err).toBeInstanceOf(QuorumUnavailableError);
       const errors = (err as QuorumUnavailableError).nodes.map((n) => n.error ?? '').join('\n');
       expect(errors).toMatch(/certificate/);
+      expect((err as Error).message).toMatch(/TLS handshake.*tls: \{ ca \}/);
     } finally {
       await redlock.close();
     }

@@ -74,6 +74,10 @@ function quorumFix(nodes: readonly NodeOutcome[]): string {
   const codeOf = (error: string): string | undefined =>
     /\b(WRONGPASS|NOAUTH|NOPERM)\b/.exec(error)?.[1] ?? (/can't run this command/.test(error) ? 'NOPERM' : undefined);
   const refused = nodes.find((n) => n.error !== undefined && codeOf(n.error) !== undefined);
+  const tls = nodes.find((n) => n.error !== undefined && /certificate|self[- ]signed|SSL|TLS/i.test(n.error));
+  if (!refused && tls) {
+    return `${tls.node} failed the TLS handshake (certificate not verified): give the client the CA (tls: { ca }) or set NODE_EXTRA_CA_CERTS.`;
+  }
   if (!refused) return 'Check that a majority of the configured nodes are up and reachable.';
   const code = codeOf(refused.error!);
   return code === 'NOPERM'
