@@ -96,9 +96,10 @@ export async function soak(total: number, log: (line: string) => void): Promise<
 
     const cycle = async (loop: number, n: number): Promise<void> => {
       if (n % 1000 === 0) {
-        // using() with a watchdog: ttl 300 ms, held 120 ms, so it is extended at 100 ms.
+        // using() with a watchdog: ttl 900 ms, held 400 ms, so it is extended at 300 ms. A TTL
+        // several times the extension interval rides out event-loop stalls of a loaded machine.
         watchdogCycles++;
-        await redlock.using(`soak-using-${loop}`, 300, () => new Promise((resolve) => setTimeout(resolve, 120)));
+        await redlock.using(`soak-using-${loop}`, 900, () => new Promise((resolve) => setTimeout(resolve, 400)));
       } else if (n % 10 === 0) {
         // A contended resource: waits, woken by release notices.
         contendedCycles++;

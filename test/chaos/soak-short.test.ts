@@ -12,7 +12,7 @@ describe('soak (short)', () => {
     expect(report.cycles).toBe(20_000);
     expect(report.watchdogCycles).toBeGreaterThan(0);
     expect(report.contendedCycles).toBeGreaterThan(0);
-    // A stall on a loaded CI machine may (correctly) lose a 300 ms lock now and then; more is a bug.
+    // A long stall on a loaded CI machine may (correctly) lose a lock now and then; more is a bug.
     expect(Object.values(report.errors).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(2);
     expect(report.leftHandles).toEqual({});
     expect(report.samples.length).toBeGreaterThan(10);

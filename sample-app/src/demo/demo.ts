@@ -7,8 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LocalRedisNodes } from '../launcher/redis-nodes.js';
-import { freePort } from '../launcher/free-port.js';
+import { freePort, RedisCluster } from '@redlock-nest/redis-process';
 import { OrdersRepository } from '../orders/orders.repository.js';
 import { AppInstance } from './app-instance.js';
 import { DEMO_USAGE, parseDemoArgs, type DemoOptions } from './demo-options.js';
@@ -22,7 +21,7 @@ const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../data/demo', import.meta.ur
 
 /** Everything started, so every exit path stops all of it. */
 class Stage {
-  redis: LocalRedisNodes | undefined;
+  redis: RedisCluster | undefined;
   readonly apps: AppInstance[] = [];
   constructor(private readonly gate: string) {}
   async teardown(): Promise<void> {
@@ -90,7 +89,7 @@ async function main(): Promise<number> {
 
   const started = performance.now();
   try {
-    stage.redis = await LocalRedisNodes.start(o.nodes);
+    stage.redis = await RedisCluster.start(o.nodes, { detached: true });
     console.log(`  ${o.nodes} Redis nodes (redis-server ${stage.redis.version}): ${stage.redis.urls.join(' ')}`);
     await startApps(stage, o, dataDir, db, freezeOrder, gate);
     console.log(`  ${o.instances} app instances: ${stage.apps.map((a) => `${a.name} ${a.url} (pid ${a.pid})`).join(', ')}`);
@@ -125,8 +124,8 @@ async function main(): Promise<number> {
       {
         at: 0.5,
         run: () => {
-          const killed = redis.node(0);
-          const paused = redis.node(1);
+          const killed = redis.server(0);
+          const paused = redis.server(1);
           void killed.kill();
           paused.pause();
           faults.push(`Redis node ${killed.url} killed (SIGKILL) at 50 %`, `Redis node ${paused.url} paused (SIGSTOP) at 50 %, resumed at 80 %`);
@@ -136,8 +135,8 @@ async function main(): Promise<number> {
       {
         at: 0.8,
         run: () => {
-          redis.node(1).resume();
-          progress.event(`resumed Redis ${redis.node(1).url}`);
+          redis.server(1).resume();
+          progress.event(`resumed Redis ${redis.server(1).url}`);
         },
       },
     ];

@@ -8,9 +8,7 @@ import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { ConfigError, loadConfig, parseNodes } from '../app/app-config.js';
 import { createApp, listen, PortInUseError } from '../app/bootstrap.js';
-import { portIsFree } from './free-port.js';
-import { RedisServerMissingError } from './redis-binary.js';
-import { LocalRedisNodes } from './redis-nodes.js';
+import { portIsFree, RedisCluster, RedisServerMissingError } from '@redlock-nest/redis-process';
 
 const EMBEDDED_NODES = 5;
 
@@ -22,7 +20,7 @@ async function main(): Promise<void> {
     throw new PortInUseError(preliminary.port, preliminary.host);
   }
 
-  let redis: LocalRedisNodes | undefined;
+  let redis: RedisCluster | undefined;
   let app: INestApplication | undefined;
   let cleaning: Promise<void> | undefined;
   const cleanup = (): Promise<void> =>
@@ -34,7 +32,7 @@ async function main(): Promise<void> {
     process.on(signal, () => {
       // npm forwards the terminal's Ctrl-C too: the second signal just waits for the first.
       if (cleaning) return;
-      console.log(`\n${signal}: stopping the app${redis ? ` and the ${redis.nodes.length} Redis nodes` : ''}…`);
+      console.log(`\n${signal}: stopping the app${redis ? ` and the ${redis.servers.length} Redis nodes` : ''}…`);
       void cleanup().then(() => {
         console.log('Stopped.');
         process.exit(0);
@@ -49,7 +47,7 @@ async function main(): Promise<void> {
       console.log(`Using the Redis nodes from REDLOCK_NODES (${nodes.length}).`);
     } else {
       console.log(`REDLOCK_NODES is not set: starting ${EMBEDDED_NODES} local Redis nodes…`);
-      redis = await LocalRedisNodes.start(EMBEDDED_NODES);
+      redis = await RedisCluster.start(EMBEDDED_NODES, { detached: true });
       nodes = redis.urls;
     }
     const config = loadConfig({ ...process.env, REDLOCK_NODES: nodes.join(',') });
@@ -79,5 +77,8 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   const known = err instanceof ConfigError || err instanceof PortInUseError || err instanceof RedisServerMissingError;
   console.error(known ? `\n${(err as Error).message}` : err);
+  if (err instanceof RedisServerMissingError) {
+    console.error('Or set REDLOCK_NODES to your own independent Redis servers (comma-separated redis:// URLs).');
+  }
   process.exit(1);
 });

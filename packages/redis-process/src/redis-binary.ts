@@ -6,12 +6,11 @@ export class RedisServerMissingError extends Error {
     super(
       [
         `Could not run "${bin}" (redis-server was not found on PATH).`,
-        'The sample app starts local Redis nodes for you, but needs the redis-server binary:',
+        'Local Redis nodes need the redis-server binary:',
         '  Debian/Ubuntu:  sudo apt-get install -y redis-server',
         '  Fedora/RHEL:    sudo dnf install -y redis',
         '  macOS:          brew install redis',
-        'Or point REDIS_SERVER_BIN at a redis-server binary, or set REDLOCK_NODES to your own',
-        'independent Redis servers (comma-separated redis:// URLs) to skip the embedded nodes.',
+        'Or point REDIS_SERVER_BIN at a redis-server binary.',
       ].join('\n'),
     );
     this.name = 'RedisServerMissingError';

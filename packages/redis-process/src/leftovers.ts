@@ -1,6 +1,6 @@
 /**
- * A registry of the redis-server PIDs this launcher spawned, so servers left behind
- * by a launcher that was SIGKILLed (no chance to clean up) are killed on the next run.
+ * A registry of the redis-server PIDs this package spawned, so servers left behind
+ * by a process that was SIGKILLed (no chance to clean up) are killed on the next start.
  * Only processes that still carry our marker in their environment are touched, so a
  * recycled PID of someone else's process is never signalled.
  */
@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** Environment marker given to every redis-server we spawn. */
-export const MARKER = 'REDLOCK_NEST_SAMPLE_REDIS';
+export const MARKER = 'REDLOCK_NEST_REDIS_PROCESS';
 
-const registry = join(tmpdir(), 'redlock-nest-sample-redis.pids');
+const registry = join(tmpdir(), 'redlock-nest-redis-process.pids');
 
 export function rememberPid(pid: number): void {
   try {
@@ -33,7 +33,7 @@ function isOurs(pid: number): boolean {
   }
 }
 
-/** Kills leftovers of crashed earlier runs (only when no other launcher is using them). */
+/** Kills leftovers of crashed earlier runs (only those whose parent process is gone). */
 export function reapLeftovers(): number {
   if (!existsSync(registry)) return 0;
   let reaped = 0;
@@ -42,7 +42,7 @@ export function reapLeftovers(): number {
     const pid = Number(line);
     if (!(pid > 0) || !isOurs(pid)) continue;
     const parent = parentOf(pid);
-    // A server whose parent is still alive belongs to a running launcher (another demo): keep it.
+    // A server whose parent is still alive belongs to a running test, demo or launcher: keep it.
     if (parent !== undefined && parent !== 1 && isAlive(parent)) {
       keep.push(String(pid));
       continue;

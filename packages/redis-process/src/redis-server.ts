@@ -1,0 +1,193 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './free-port.js';
+import { MARKER, reapLeftovers, rememberPid } from './leftovers.js';
+import { findRedisServer } from './redis-binary.js';
+
+const live = new Set<RedisServer>();
+let reaped = false;
+
+// Last line of defence: however this process exits, no redis-server it started outlives it.
+process.on('exit', () => {
+  for (const server of live) server.killNow();
+});
+
+/** Options of a {@link RedisServer}. */
+export interface RedisServerOptions {
+  /** Extra `redis-server` arguments, e.g. `['--requirepass', 'secret']`. */
+  readonly args?: readonly string[];
+  /** Keep data on disk across restarts (AOF with `appendfsync always`). Default false. */
+  readonly persistent?: boolean;
+  /**
+   * Own process group, so a Ctrl-C in the terminal reaches only the parent, which then stops
+   * the servers in order (a launcher), instead of killing them under a running app. Default false.
+   */
+  readonly detached?: boolean;
+}
+
+/**
+ * One local, throw-away `redis-server` on a free 127.0.0.1 port, in its own temp folder,
+ * killed by PID. Also a fault injector: kill (SIGKILL), pause (SIGSTOP), resume (SIGCONT),
+ * restart on the same port.
+ *
+ * @example
+ * ```ts
+ * const server = await RedisServer.start();
+ * server.pause();   // commands to it now hang
+ * server.resume();
+ * await server.stop();
+ * ```
+ */
+export class RedisServer {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private isPaused = false;
+
+  private constructor(
+    readonly port: number,
+    private readonly bin: string,
+    private readonly dir: string,
+    private readonly options: RedisServerOptions,
+  ) {}
+
+  /** Spawns a server and resolves once it accepts connections. Retries on a port race. */
+  static async start(options: RedisServerOptions = {}, bin = findRedisServer().bin): Promise<RedisServer> {
+    if (!reaped) {
+      reaped = true;
+      reapLeftovers();
+    }
+    for (let tries = 0; ; tries++) {
+      const server = new RedisServer(await freePort(), bin, mkdtempSync(join(tmpdir(), 'redlock-nest-redis-')), options);
+      try {
+        await server.spawn();
+        return server;
+      } catch (err) {
+        server.removeDir();
+        if (tries >= 3) throw err;
+      }
+    }
+  }
+
+  get host(): string {
+    return '127.0.0.1';
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  get paused(): boolean {
+    return this.isPaused;
+  }
+
+  /** `running`, `paused` or `killed`. */
+  get state(): 'running' | 'paused' | 'killed' {
+    if (!this.child) return 'killed';
+    return this.isPaused ? 'paused' : 'running';
+  }
+
+  private spawn(): Promise<void> {
+    const persistence = this.options.persistent
+      ? ['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
+      : ['--appendonly', 'no', '--save', ''];
+    const args = [
+      '--port', String(this.port), '--bind', '127.0.0.1', '--protected-mode', 'no', '--daemonize', 'no',
+      '--dir', this.dir, '--logfile', '', ...persistence, ...(this.options.args ?? []),
+    ];
+    const child = spawn(this.bin, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, [MARKER]: '1' },
+      detached: this.options.detached ?? false,
+    });
+    this.child = child;
+    live.add(this);
+    if (child.pid) rememberPid(child.pid);
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    return new Promise((resolve, reject) => {
+      let log = '';
+      const onData = (chunk: Buffer): void => {
+        log += chunk.toString();
+        if (log.includes('Ready to accept connections')) {
+          child.stdout?.off('data', onData);
+          child.stdout?.resume();
+          resolve();
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.resume();
+      child.once('error', reject);
+      child.once('exit', (code, signal) => {
+        if (this.child === child) {
+          this.child = undefined;
+          live.delete(this);
+        }
+        reject(new Error(`redis-server on port ${this.port} exited (${signal ?? `code ${code}`}): ${log.slice(-400)}`));
+      });
+    });
+  }
+
+  /** SIGKILL (a crash, no goodbye) and wait until the process is gone. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    if (this.isPaused) this.resume();
+    child.kill('SIGKILL');
+    await this.exited;
+    this.child = undefined;
+    live.delete(this);
+  }
+
+  /** Freeze the server (SIGSTOP): connections stay open, commands hang. */
+  pause(): void {
+    if (!this.child || this.isPaused) return;
+    this.child.kill('SIGSTOP');
+    this.isPaused = true;
+  }
+
+  /** Unfreeze a paused server (SIGCONT). */
+  resume(): void {
+    if (!this.child || !this.isPaused) return;
+    this.child.kill('SIGCONT');
+    this.isPaused = false;
+  }
+
+  /** Kill and start again on the same port (data kept only when `persistent`). */
+  async restart(): Promise<void> {
+    if (this.stopped) throw new Error(`redis-server on port ${this.port} was stopped; start a new one`);
+    await this.kill();
+    await this.spawn();
+  }
+
+  /** Kill the server and remove its folder. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.kill();
+    this.removeDir();
+  }
+
+  /** @internal synchronous kill, for the exit handler */
+  killNow(): void {
+    try {
+      if (this.isPaused) this.child?.kill('SIGCONT');
+      this.child?.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+    this.removeDir();
+  }
+
+  private removeDir(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
