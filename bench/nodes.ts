@@ -1,6 +1,6 @@
 /** The 5 redis-servers of one benchmark run, plus an admin connection to each for INFO commandstats. */
 import { Redis } from 'ioredis';
-import { RedisCluster } from '../test/harness/redis-server.js';
+import { RedisCluster } from '@redlock-nest/redis-process';
 
 /** Commands of the benchmark itself, not of the library under test. */
 const ADMIN = new Set(['info', 'config', 'flushall', 'client', 'hello', 'select', 'ping']);

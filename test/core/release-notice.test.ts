@@ -207,6 +207,39 @@ describe('release notices', () => {
     }
   });
 
+  it('wakes a waiter on several resources when one of them is released', async () => {
+    const [a, b] = [uniqueResource('multi-a'), uniqueResource('multi-b')];
+    const holder = make(cluster.urls);
+    const waiter = make(cluster.urls, { retry: NEVER_POLL });
+    const heldA = await holder.acquire(a, 60_000);
+    const heldB = await holder.acquire(b, 60_000);
+    const waiting = waiter.acquire([a, b], 60_000);
+    await parked(waiter, 1, 1);
+    await heldB.release(); // a is still held: the waiter wakes, fails, and parks again
+    await until(() => waiter.notices.stats.notice === 1 && waiter.notices.waiting === 1, 'the waiter re-parked');
+    await heldA.release();
+    await (await waiting).release();
+    expect(waiter.notices.stats.notice).toBe(2);
+    expect(waiter.notices.stats.poll).toBe(0);
+  });
+
+  it('an aborted wait leaves the queue and its channel is dropped', async () => {
+    const resource = uniqueResource('abort');
+    const holder = make(cluster.urls);
+    const waiter = make(cluster.urls, { retry: NEVER_POLL });
+    const held = await holder.acquire(resource, 60_000);
+    const controller = new AbortController();
+    const waiting = waiter.acquire(resource, 60_000, { signal: controller.signal });
+    await parked(waiter, 1, 1);
+    controller.abort(new Error('caller gave up'));
+    await expect(waiting).rejects.toThrow('caller gave up');
+    expect(waiter.notices.waiting).toBe(0);
+    expect(waiter.notices.stats.aborted).toBe(1);
+    await waiter.notices.whenIdle();
+    expect(waiter.notices.channelCount).toBe(0);
+    await held.release();
+  });
+
   it('leaves no timers or sockets after close: a process that waited exits on its own', async () => {
     const dist = join(process.cwd(), 'packages/core/dist/index.js');
     expect(existsSync(join(process.cwd(), 'packages/core/dist/release-notifier.js'))).toBe(true); // run `npm run build` first
