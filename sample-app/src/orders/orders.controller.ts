@@ -6,7 +6,7 @@ import { OrdersRepository } from './orders.repository.js';
 import { toOrderView, type OrderView } from './order.view.js';
 
 /** The part of the platform response the handler touches (Express or Fastify). */
-interface StatusResponse {
+export interface StatusResponse {
   status(code: number): unknown;
 }
 
@@ -18,8 +18,8 @@ interface StatusResponse {
 @Controller('orders')
 export class OrdersController {
   constructor(
-    @Inject(OrdersRepository) private readonly orders: OrdersRepository,
-    @Inject(PaymentsService) private readonly payments: PaymentsService,
+    @Inject(OrdersRepository) protected readonly orders: OrdersRepository,
+    @Inject(PaymentsService) protected readonly payments: PaymentsService,
   ) {}
 
   @Get(':id')

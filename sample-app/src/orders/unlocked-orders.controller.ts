@@ -1,34 +1,17 @@
-import { Controller, Get, Inject, NotFoundException, Param, ParseIntPipe, Post, Res } from '@nestjs/common';
-import { PaymentsService } from '../payments/payments.service.js';
+import { Controller, Param, ParseIntPipe, Post, Res } from '@nestjs/common';
 import type { PaymentResult } from '../payments/payment.types.js';
-import { OrdersRepository } from './orders.repository.js';
-import { toOrderView, type OrderView } from './order.view.js';
-
-interface StatusResponse {
-  status(code: number): unknown;
-}
+import { OrdersController, type StatusResponse } from './orders.controller.js';
 
 /**
- * The same routes with no lock and no fence. Registered only with LOCKS=off, for
+ * The same routes with no lock and no fence: only `pay` differs (no `@LockRoute`, and the
+ * service's unlocked, unfenced path). Registered only with LOCKS=off, for
  * `npm run demo -- --no-locks`, to show the double charges the locked version prevents.
  * Never use this shape in a real service.
  */
 @Controller('orders')
-export class UnlockedOrdersController {
-  constructor(
-    @Inject(OrdersRepository) private readonly orders: OrdersRepository,
-    @Inject(PaymentsService) private readonly payments: PaymentsService,
-  ) {}
-
-  @Get(':id')
-  get(@Param('id', ParseIntPipe) id: number): OrderView {
-    const order = this.orders.find(id);
-    if (!order) throw new NotFoundException(`Order ${id} does not exist.`);
-    return toOrderView(order, this.orders.paymentsOf(id));
-  }
-
+export class UnlockedOrdersController extends OrdersController {
   @Post(':id/pay')
-  async pay(@Param('id', ParseIntPipe) id: number, @Res({ passthrough: true }) res: StatusResponse): Promise<PaymentResult> {
+  override async pay(@Param('id', ParseIntPipe) id: number, @Res({ passthrough: true }) res: StatusResponse): Promise<PaymentResult> {
     const result = await this.payments.payUnlocked(id);
     if (result.status === 'already-paid') res.status(200);
     return result;
