@@ -1,18 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockLostError, QuorumUnavailableError } from '@redlock-nest/core';
-import { aborted, Fixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { aborted, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
 
 describe('extend', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(3);
-  });
-  afterEach(() => {
-    for (const server of fx.cluster.servers) server.resume();
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(3);
 
   it('moves the expiration of the same Lock object forward, on the nodes too', async () => {
     const redlock = fx.redlock();

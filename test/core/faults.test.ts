@@ -1,16 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockNotAcquiredError, QuorumUnavailableError, type NodeOutcome } from '@redlock-nest/core';
-import { Fixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
 
 /** Node faults against 5 servers; each test gets fresh servers since it kills or pauses some. */
 describe('node faults (5 nodes)', () => {
-  let fx: Fixture;
-  beforeEach(async () => {
-    fx = await Fixture.start(5);
-  });
-  afterEach(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(5, { each: true });
 
   const statuses = (nodes: readonly NodeOutcome[]): string[] => nodes.map((n) => n.status);
 

@@ -3,71 +3,64 @@
  * clients that read and write keys behind the library's back, and the Redlocks a
  * test file creates (all closed, and every paused server resumed, in `stop()`).
  */
+import { afterAll, afterEach, beforeAll, beforeEach } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { failFastOptions, Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
 import { RedisCluster, type RedisServerOptions } from '../harness/redis-server.js';
+import { DEFAULT_PREFIX, lockKey, until } from '../harness/test-utils.js';
 
-/** The library's default key prefix. */
-export const DEFAULT_PREFIX = 'redlock:';
-
-/** The Redis key of a resource's lock (the format is part of the contract: operators read it). */
-export function lockKey(resource: string, prefix = DEFAULT_PREFIX): string {
-  return `${prefix}lock:${resource}`;
-}
-
-let counter = 0;
-/** A resource name no other test in the run uses, so tests sharing servers never interfere. */
-export function uniqueResource(name: string): string {
-  counter += 1;
-  return `${name}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/**
- * Polls `predicate` until it holds. For states that have no event to await (a key's
- * TTL, a watchdog's extension); the bound only turns a hang into a readable failure.
- */
-export async function until(predicate: () => boolean | Promise<boolean>, what: string, boundMs = 10_000): Promise<void> {
-  const give = performance.now() + boundMs;
-  while (!(await predicate())) {
-    if (performance.now() > give) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** Resolves with the reason once `signal` aborts (immediately if it already did). */
-export function aborted(signal: AbortSignal): Promise<unknown> {
-  if (signal.aborted) return Promise.resolve(signal.reason);
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
-}
-
-/** Settles `promise` and returns what it rejected with (fails the test if it resolved). */
-export async function rejection(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the promise to reject, but it resolved');
-}
+export { aborted, DEFAULT_PREFIX, lockKey, rejection, uniqueResource, until } from '../harness/test-utils.js';
 
 /** A client with the fail-fast options the library gives its own clients. */
 export function fastClient(url: string, nodeTimeoutMs = 500): Redis {
   return new Redis(url, failFastOptions(nodeTimeoutMs));
 }
 
+/**
+ * The servers of a test file, started before its tests (or before each, with `each`),
+ * every paused one resumed after each test, and everything stopped at the end.
+ *
+ * @example
+ * ```ts
+ * describe('extend', () => {
+ *   const fx = useFixture(3);
+ *   it('...', async () => { const redlock = fx.redlock(); ... });
+ * });
+ * ```
+ */
+export function useFixture(count: number, { each = false, ...options }: RedisServerOptions & { each?: boolean } = {}): Fixture {
+  const fx = new Fixture(count, options);
+  (each ? beforeEach : beforeAll)(() => fx.start());
+  afterEach(() => fx.resumeAll());
+  (each ? afterEach : afterAll)(() => fx.stop());
+  return fx;
+}
+
 /** Servers plus direct (non-library) clients to each of them. */
 export class Fixture {
-  private readonly direct: Redis[];
-  private readonly redlocks: Redlock[] = [];
-  private readonly clients: Redis[] = [];
+  private started: RedisCluster | undefined;
+  private direct: Redis[] = [];
+  private redlocks: Redlock[] = [];
+  private clients: Redis[] = [];
 
-  private constructor(readonly cluster: RedisCluster) {
+  constructor(
+    private readonly count: number,
+    private readonly options: RedisServerOptions = {},
+  ) {}
+
+  async start(): Promise<void> {
+    this.started = await RedisCluster.start(this.count, this.options);
     // Generous timeouts: these clients observe, they are not under test.
-    this.direct = cluster.urls.map((url) => new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 }));
+    this.direct = this.started.urls.map((url) => new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 }));
   }
 
-  static async start(count: number, options?: RedisServerOptions): Promise<Fixture> {
-    return new Fixture(await RedisCluster.start(count, options));
+  get cluster(): RedisCluster {
+    if (!this.started) throw new Error('the fixture is not started (useFixture starts it in beforeAll)');
+    return this.started;
+  }
+
+  resumeAll(): void {
+    for (const server of this.started?.servers ?? []) server.resume();
   }
 
   get urls(): string[] {
@@ -129,9 +122,13 @@ export class Fixture {
   }
 
   async stop(): Promise<void> {
-    for (const server of this.cluster.servers) server.resume();
+    this.resumeAll();
     await Promise.allSettled(this.redlocks.map((r) => r.close()));
     for (const client of [...this.direct, ...this.clients]) client.disconnect();
-    await this.cluster.stop();
+    await this.started?.stop();
+    this.started = undefined;
+    this.direct = [];
+    this.redlocks = [];
+    this.clients = [];
   }
 }

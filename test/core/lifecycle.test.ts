@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockLostError, Redlock, RedlockClosedError } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
-import { aborted, Fixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { aborted, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
 
 describe('instance lifecycle', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(3);
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(3);
 
   const connectedClients = async (i: number): Promise<number> =>
     Number(/^connected_clients:(\d+)/m.exec(await fx.node(i).info('clients'))![1]);

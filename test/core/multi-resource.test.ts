@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockNotAcquiredError } from '@redlock-nest/core';
-import { Fixture, rejection, uniqueResource, until } from './helpers.js';
+import { useFixture, rejection, uniqueResource, until } from './helpers.js';
 
 describe('multi-resource locks', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(3);
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(3);
 
   it('is all-or-nothing per node: where one key is held by someone else, none is set', async () => {
     const redlock = fx.redlock();

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Redlock } from '@redlock-nest/core';
-import { Fixture, uniqueResource, until } from './helpers.js';
+import { useFixture, uniqueResource, until } from './helpers.js';
 
 describe('mutual exclusion', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(5);
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(5);
 
   it('lets exactly one of 3 Redlocks x 20 concurrent loops into the critical section at a time', async () => {
     const resource = uniqueResource('mutex');

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockLostError } from '@redlock-nest/core';
-import { aborted, Fixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { aborted, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
 
 describe('release', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(3);
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(3);
 
   it("never frees someone else's lock: A expires, B acquires, A's late release leaves B's keys on every node", async () => {
     const a = fx.redlock();
@@ -61,8 +55,11 @@ describe('release', () => {
 
   it('is idempotent: a second release returns the first result and sends nothing', async () => {
     const redlock = fx.redlock();
-    const lock = await redlock.acquire(uniqueResource('twice'), 30_000);
+    const resource = uniqueResource('twice');
+    const lock = await redlock.acquire(resource, 30_000);
     const first = await lock.release();
+    // release() resolves at a majority; let the last node's release land before counting.
+    await until(async () => (await fx.values(resource)).every((v) => v === null), 'every node released');
     const calls = await Promise.all([0, 1, 2].map((i) => fx.scriptCalls(i)));
     const second = await lock.release();
     expect(second).toBe(first);

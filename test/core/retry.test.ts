@@ -1,18 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockNotAcquiredError, type NodeOutcome } from '@redlock-nest/core';
-import { Fixture, rejection, uniqueResource, until } from './helpers.js';
+import { useFixture, rejection, uniqueResource, until } from './helpers.js';
 
 describe('retries, timeouts and abort', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(5);
-  });
-  afterEach(() => {
-    for (const server of fx.cluster.servers) server.resume();
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(5);
 
   const allFree = (resource: string) => async () => (await fx.values(resource)).every((v) => v === null);
 

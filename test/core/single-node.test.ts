@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { QuorumUnavailableError } from '@redlock-nest/core';
-import { Fixture, rejection, uniqueResource } from './helpers.js';
+import { useFixture, rejection, uniqueResource } from './helpers.js';
 
 /** N = 1: the single-instance lock (an efficiency lock, no fault tolerance). */
 describe('single node', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(1);
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(1);
 
   it('acquires, excludes, extends and releases with a quorum of 1', async () => {
     const redlock = fx.redlock();

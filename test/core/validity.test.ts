@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockLostError, QuorumUnavailableError, RedlockArgumentError, type Lock } from '@redlock-nest/core';
-import { aborted, Fixture, rejection, uniqueResource, until } from './helpers.js';
+import { aborted, useFixture, rejection, uniqueResource, until } from './helpers.js';
 
 /** The lock's monotonic expiry, bracketed by two clock reads around `remainingMs`. */
 function expiryBracket(lock: Lock): { low: number; high: number } {
@@ -11,16 +11,7 @@ function expiryBracket(lock: Lock): { low: number; high: number } {
 }
 
 describe('validity: ttl minus drift', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(3);
-  });
-  afterEach(() => {
-    for (const server of fx.cluster.servers) server.resume();
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(3);
 
   // A drift far larger than any round trip, so "drift was subtracted" cannot be confused with latency.
   const driftOptions = { driftFactor: 0.01, driftConstantMs: 1_000 };

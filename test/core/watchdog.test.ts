@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockLostError, type Lock } from '@redlock-nest/core';
-import { aborted, Fixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { aborted, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
 
 /**
  * Counts the watchdog's extensions from outside: between extensions `remainingMs`
@@ -24,16 +24,7 @@ function countExtensions(lock: Lock): { readonly count: number; stop(): void } {
 
 // TTLs here are ≥ 1 s so a busy, shared CPU cannot starve the watchdog into a loss.
 describe('using() and its watchdog', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(3);
-  });
-  afterEach(() => {
-    for (const server of fx.cluster.servers) server.resume();
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(3);
 
   it('keeps the lock past its TTL by extending it, while another client cannot take it', async () => {
     const redlock = fx.redlock();

@@ -4,17 +4,7 @@
  */
 import { Redis } from 'ioredis';
 
-/** The Redis key of a resource's lock under the default prefix. */
-export function lockKey(resource: string, prefix = 'redlock:'): string {
-  return `${prefix}lock:${resource}`;
-}
-
-let counter = 0;
-/** A resource id no other test uses, so tests sharing a server never interfere. */
-export function unique(name: string): string {
-  counter += 1;
-  return `${name}${counter}x${Math.random().toString(36).slice(2, 8)}`;
-}
+export { lockKey, rejection, uniqueResource as unique, until } from '../harness/test-utils.js';
 
 /** A promise with its resolver, to keep a locked call running until the test lets it finish. */
 export interface Deferred<T = void> {
@@ -33,28 +23,6 @@ export function deferred<T = void>(): Deferred<T> {
 /** A plain client for looking at keys. */
 export function directClient(url: string): Redis {
   return new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
-}
-
-/**
- * Polls until `predicate` holds. Only for states with no event to await (a key disappearing
- * after an aborted request); the bound turns a hang into a readable failure.
- */
-export async function until(predicate: () => boolean | Promise<boolean>, what: string, boundMs = 10_000): Promise<void> {
-  const give = performance.now() + boundMs;
-  while (!(await predicate())) {
-    if (performance.now() > give) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** What a promise rejected with (fails if it resolved). */
-export async function rejection(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the promise to reject, but it resolved');
 }
 
 /**

@@ -3,7 +3,7 @@
  * an uncontended and a contended acquisition, failures, extension, loss and release, and
  * that no payload ever carries the owner token.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import {
   LockLostError,
   LockNotAcquiredError,
@@ -12,7 +12,7 @@ import {
   type RedlockEventMap,
   type RedlockEventName,
 } from '@redlock-nest/core';
-import { Fixture, rejection, uniqueResource } from '../core/helpers.js';
+import { useFixture, rejection, uniqueResource } from '../core/helpers.js';
 import { freePort } from '../harness/redis-server.js';
 
 const EVENTS: RedlockEventName[] = ['acquire', 'wait', 'acquired', 'extend', 'lost', 'release', 'failure'];
@@ -37,13 +37,7 @@ function find<E extends RedlockEventName>(seen: readonly Recorded[], event: E): 
 }
 
 describe('Redlock events', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(3);
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(3);
 
   it('reports acquire → acquired → extend → release with durations and node outcomes, never the token', async () => {
     const redlock = fx.redlock({ onWarning: () => {} });

@@ -2,10 +2,10 @@
  * The Prometheus recipe of docs/observability.md, run against real redis-servers: the page shows
  * exactly the code in prometheus-recipe.ts, and that code counts what happened.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
-import { Fixture, rejection, uniqueResource } from '../core/helpers.js';
+import { useFixture, rejection, uniqueResource } from '../core/helpers.js';
 import { registerRedlockMetrics } from './prometheus-recipe.js';
 
 const root = new URL('../../', import.meta.url);
@@ -24,13 +24,7 @@ async function sample(registry: Registry, name: string, labels: Record<string, s
 }
 
 describe('Prometheus recipe', () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await Fixture.start(3);
-  });
-  afterAll(async () => {
-    await fx.stop();
-  });
+  const fx = useFixture(3);
 
   it('is shown verbatim in docs/observability.md', () => {
     const recipe = readFileSync(new URL('test/ops/prometheus-recipe.ts', root), 'utf8');

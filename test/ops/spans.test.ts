@@ -15,7 +15,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import { LockNotAcquiredError } from '@redlock-nest/core';
-import { Fixture, rejection, uniqueResource } from '../core/helpers.js';
+import { useFixture, rejection, uniqueResource } from '../core/helpers.js';
 
 /** One finished span as the test provider recorded it. */
 interface Recorded {
@@ -87,15 +87,13 @@ class RecordingProvider implements TracerProvider {
 }
 
 describe('OpenTelemetry spans', () => {
-  let fx: Fixture;
+  const fx = useFixture(3);
   const provider = new RecordingProvider();
-  beforeAll(async () => {
-    fx = await Fixture.start(3);
+  beforeAll(() => {
     expect(trace.setGlobalTracerProvider(provider)).toBe(true);
   });
-  afterAll(async () => {
+  afterAll(() => {
     trace.disable();
-    await fx.stop();
   });
 
   it('records acquire, extend and release spans with counts and outcomes, never a token or resource', async () => {
