@@ -1,6 +1,6 @@
 import { RedlockArgumentError, StaleFencingTokenError } from './errors.js';
-import { defineScript } from './lock-node.js';
-import type { RedisClientLike } from './redis-client.js';
+import { defineScript, LockNode } from './lock-node.js';
+import { labelOf, type RedisClientLike } from './redis-client.js';
 
 /**
  * Compare-and-set on a hash `{ value, fence }`: the access goes ahead only if its
@@ -50,15 +50,6 @@ function checkToken(token: unknown): bigint {
   return token;
 }
 
-async function evalScript(client: RedisClientLike, script: typeof READ_SCRIPT, keys: string[], args: string[]): Promise<unknown> {
-  try {
-    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
-  } catch (err) {
-    if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
-    return client.eval(script.source, keys.length, ...keys, ...args);
-  }
-}
-
 /**
  * The resource side of fencing for data kept in Redis (the seed's section 7): every
  * access carries the lock's fencing token, and the store refuses a token lower than
@@ -83,14 +74,14 @@ async function evalScript(client: RedisClientLike, script: typeof READ_SCRIPT, k
  */
 export class RedisFencedStore {
   private readonly prefix: string;
+  /** Runs the scripts the way lock nodes do (by SHA, sent in full on first use); the client stays the caller's. */
+  private readonly node: LockNode;
 
-  constructor(
-    private readonly client: RedisClientLike,
-    options: RedisFencedStoreOptions = {},
-  ) {
+  constructor(client: RedisClientLike, options: RedisFencedStoreOptions = {}) {
     if (!client || typeof client.evalsha !== 'function') {
       throw new RedlockArgumentError('RedisFencedStore needs an ioredis client (new Redis(url)) as its first argument.');
     }
+    this.node = new LockNode({ client, owned: false, label: labelOf(client, 0) });
     this.prefix = options.keyPrefix ?? 'fenced:';
   }
 
@@ -113,14 +104,14 @@ export class RedisFencedStore {
 
   /** Reads `key` without fencing: its value and the highest token seen, or undefined if never written. */
   async read(key: string): Promise<FencedValue | undefined> {
-    const reply = (await evalScript(this.client, READ_SCRIPT, [this.prefix + key], [])) as Array<string | null>;
+    const reply = (await this.node.run(READ_SCRIPT, [this.prefix + key], [])) as Array<string | null>;
     const [value, fence] = reply;
     if (fence == null) return undefined;
     return { value: value ?? undefined, token: BigInt(fence) };
   }
 
   private async access(key: string, token: bigint, mode: 'r' | 'w', value: string): Promise<string | undefined> {
-    const reply = (await evalScript(this.client, FENCED_ACCESS_SCRIPT, [this.prefix + key], [token.toString(), mode, value])) as [
+    const reply = (await this.node.run(FENCED_ACCESS_SCRIPT, [this.prefix + key], [token.toString(), mode, value])) as [
       number | string,
       string | null | false,
     ];
