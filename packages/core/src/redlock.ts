@@ -129,10 +129,14 @@ export class Redlock extends RedlockTelemetry {
    * ```
    */
   async acquire(resource: string | readonly string[], ttlMs: number, options?: AcquireOptions): Promise<Lock> {
+    return this.acquireChecked(resource, ttlMs, checkAcquireOptions(options));
+  }
+
+  /** `acquire` once its options were validated (tryAcquire and using validate theirs once, not twice). */
+  private async acquireChecked(resource: string | readonly string[], ttlMs: number, opts: AcquireOptions): Promise<Lock> {
     const resources = normalizeResources(resource);
     checkTtl(ttlMs);
     this.checkValidity(ttlMs);
-    const opts = checkAcquireOptions(options);
     const retry = resolveRetry(opts.retry, this.options.retry, 'options.retry');
     this.assertOpen();
     if (this.options.checkIndependence) await this.checkIndependence();
@@ -206,7 +210,7 @@ export class Redlock extends RedlockTelemetry {
   async tryAcquire(resource: string | readonly string[], ttlMs: number, options?: AcquireOptions): Promise<Lock | null> {
     const opts = checkAcquireOptions(options);
     try {
-      return await this.acquire(resource, ttlMs, { ...opts, retry: false });
+      return await this.acquireChecked(resource, ttlMs, { ...opts, retry: false });
     } catch (err) {
       if (err instanceof LockNotAcquiredError) return null;
       throw err;
@@ -236,7 +240,7 @@ export class Redlock extends RedlockTelemetry {
       throw new RedlockArgumentError('using(resource, ttlMs, routine, options?) needs a function as its third argument.');
     }
     const opts = checkAcquireOptions(options, 'using options');
-    const lock = await this.acquire(resource, ttlMs, opts);
+    const lock = await this.acquireChecked(resource, ttlMs, opts);
     const stop = startWatchdog(lock, ttlMs, opts.maxHoldMs ?? this.options.maxHoldMs);
     let result: T;
     try {
