@@ -1,5 +1,6 @@
 export { Redlock } from './redlock.js';
 export { Lock, type ReleaseResult } from './lock.js';
+export { runWithLock } from './watchdog.js';
 export {
   RedlockEmitter,
   type AcquireStartEvent,

@@ -30,7 +30,7 @@ import { parseRaiseReply, raiseFenceOnNode } from './scripts/fence-raise.js';
 import { parseReleaseReply, releaseOnNode } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { jittered } from './wait.js';
-import { startWatchdog } from './watchdog.js';
+import { runWithLock } from './watchdog.js';
 import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 
 /** Why one attempt failed. */
@@ -241,16 +241,7 @@ export class Redlock extends RedlockTelemetry {
     }
     const opts = checkAcquireOptions(options, 'using options');
     const lock = await this.acquireChecked(resource, ttlMs, opts);
-    const stop = startWatchdog(lock, ttlMs, opts.maxHoldMs ?? this.options.maxHoldMs);
-    let result: T;
-    try {
-      result = await routine(lock);
-    } finally {
-      stop();
-      await lock.release();
-    }
-    if (lock.signal.aborted) throw lock.signal.reason;
-    return result;
+    return runWithLock(lock, ttlMs, opts.maxHoldMs ?? this.options.maxHoldMs, routine);
   }
 
   /**

@@ -51,3 +51,34 @@ export function startWatchdog(lock: Lock, ttlMs: number, maxHoldMs: number): () 
   schedule(Math.max(0, lock.remainingMs - ttlMs * (1 - EXTEND_AFTER_FRACTION)));
   return stop;
 }
+
+/**
+ * Runs `routine` while holding `lock`: the watchdog extends it, it is released afterwards,
+ * and if it was lost meanwhile the call rejects with the lock's `LockLostError` (also when
+ * the routine completed: its exclusivity was not guaranteed throughout). This is the body of
+ * `Redlock.using`, exported for lock engines that hand out core `Lock`s (the NestJS testing
+ * module's in-memory one).
+ *
+ * @example
+ * ```ts
+ * const lock = await engine.acquire('job:7', 5_000);
+ * await runWithLock(lock, 5_000, Infinity, async (l) => work(l.signal));
+ * ```
+ */
+export async function runWithLock<T>(
+  lock: Lock,
+  ttlMs: number,
+  maxHoldMs: number,
+  routine: (lock: Lock) => Promise<T> | T,
+): Promise<T> {
+  const stop = startWatchdog(lock, ttlMs, maxHoldMs);
+  let result: T;
+  try {
+    result = await routine(lock);
+  } finally {
+    stop();
+    await lock.release();
+  }
+  if (lock.signal.aborted) throw lock.signal.reason;
+  return result;
+}

@@ -5,6 +5,7 @@ import {
   QuorumUnavailableError,
   RedlockArgumentError,
   RedlockClosedError,
+  runWithLock,
   type AcquireOptions,
   type LockLostReason,
   type NodeOutcome,
@@ -132,15 +133,7 @@ export class InMemoryRedlock {
     options: UsingOptions = {},
   ): Promise<T> {
     const lock = await this.acquire(resource, ttlMs, options);
-    this.keepAlive(lock, ttlMs, options.maxHoldMs ?? Infinity);
-    let result: T;
-    try {
-      result = await routine(lock);
-    } finally {
-      await lock.release();
-    }
-    if (lock.signal.aborted) throw lock.signal.reason;
-    return result;
+    return runWithLock(lock, ttlMs, options.maxHoldMs ?? Infinity, routine);
   }
 
   /** The lock this instance holds on `resource`, if any. */
@@ -178,26 +171,6 @@ export class InMemoryRedlock {
     const lock = new Lock(init, this.ops);
     this.active.add(lock);
     return lock;
-  }
-
-  /** Extends every ttl/3 until released or lost; stops at `maxHoldMs` like the core's watchdog. */
-  private keepAlive(lock: Lock, ttlMs: number, maxHoldMs: number): void {
-    let timer: NodeJS.Timeout | undefined;
-    const tick = (): void => {
-      if (lock.released || lock.signal.aborted) return;
-      if (performance.now() - lock.acquiredAtMono >= maxHoldMs) {
-        lock.lose('max-hold-exceeded');
-        return;
-      }
-      lock.extend(ttlMs).then(schedule, () => undefined);
-    };
-    const schedule = (): void => {
-      const untilCap = lock.acquiredAtMono + maxHoldMs - performance.now();
-      timer = setTimeout(tick, Math.max(0, Math.min(ttlMs / 3, untilCap)));
-      timer.unref();
-    };
-    lock.attachWatchdog(() => clearTimeout(timer));
-    schedule();
   }
 
   /** Waits for a table change, at most `ms`; rejects with the signal's reason on abort. */
