@@ -60,10 +60,23 @@ async function soak(): Promise<number> {
   return runSoak({ cycles: num(values.cycles, 'cycles'), out: values.out });
 }
 
-(values.soak ? soak() : chaos()).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+if (values.soak) {
+  // No process.exit: the soak's last claim is that, once closed, nothing keeps the process alive.
+  soak().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+} else {
+  chaos().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

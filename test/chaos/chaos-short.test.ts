@@ -3,21 +3,12 @@
  * that kills, pauses and restarts lock nodes, loses the quorum twice and freezes
  * workers past their TTL), then the checker's verdict: zero violations.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ChaosReport } from '../../chaos/src/checker.js';
-
-const root = process.cwd();
-const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
-
-function run(args: string[], timeoutMs: number): { status: number | null; output: string } {
-  const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' });
-  return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
-}
+import { CHAOS_MAIN, buildChaosCli, runNode } from './chaos-cli.js';
 
 describe('chaos (short mode)', () => {
   let dir: string;
@@ -26,12 +17,9 @@ describe('chaos (short mode)', () => {
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'redlock-chaos-test-'));
-    for (const project of [['-b', 'packages/core'], ['-p', 'chaos/tsconfig.json']]) {
-      const built = run([tsc, ...project], 120_000);
-      if (built.status !== 0) throw new Error(`tsc ${project.join(' ')} failed:\n${built.output}`);
-    }
+    buildChaosCli();
     const out = join(dir, 'report.json');
-    const chaos = run(['chaos/dist/chaos/src/main.js', '--short', '--out', out], 90_000);
+    const chaos = runNode([CHAOS_MAIN, '--short', '--out', out], 90_000);
     output = chaos.output;
     report = (JSON.parse(readFileSync(out, 'utf8')) as { report: ChaosReport }).report;
   }, 200_000);

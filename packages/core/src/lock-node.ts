@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ClientHandle, RedisClientLike } from './redis-client.js';
+import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
 
 /** A Lua script and its SHA1, sent with EVALSHA and re-sent with EVAL on NOSCRIPT. */
 export interface LuaScript {
@@ -157,19 +157,14 @@ export class LockNode {
   async close(): Promise<void> {
     if (!this.owned || this.closed) return;
     this.closed = true;
-    if (this.client.status === 'ready') {
-      // Let commands already under way land first: QUIT is written at once, while a
-      // release may still wait to be written (corked, or behind a NOSCRIPT re-send) and
-      // would be dropped, leaving the key locked until its TTL. Bounded: a paused node
-      // must not hang close().
-      await this.settleInFlight((this.client.options?.commandTimeout ?? 1_000) * 2);
-      try {
-        await this.client.quit();
-        return;
-      } catch {
-        // fall through: a node that cannot QUIT is disconnected instead
-      }
-    }
-    this.client.disconnect();
+    const ready = this.client.status === 'ready';
+    const timeoutMs = this.client.options?.commandTimeout ?? 1_000;
+    // Let commands already under way land first: QUIT is written at once, while a
+    // release may still wait to be written (corked, or behind a NOSCRIPT re-send) and
+    // would be dropped, leaving the key locked until its TTL. Bounded: a paused node
+    // must not hang close().
+    if (ready) await this.settleInFlight(timeoutMs * 2);
+    await endConnection(this.client, ready, timeoutMs * 2);
   }
+
 }

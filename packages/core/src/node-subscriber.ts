@@ -1,5 +1,5 @@
 import { guardSocketErrors } from './lock-node.js';
-import type { RedisClientLike } from './redis-client.js';
+import { endConnection, type RedisClientLike } from './redis-client.js';
 
 /** The pub/sub part of an ioredis client. Structural, so ioredis 5 and 6 both fit. */
 interface SubscriberClient {
@@ -13,6 +13,8 @@ interface SubscriberClient {
   connect(): Promise<void>;
   quit(): Promise<unknown>;
   disconnect(): void;
+  once(event: 'end', listener: () => void): unknown;
+  removeListener(event: 'end', listener: () => void): unknown;
 }
 
 type Duplicable = RedisClientLike & { duplicate?(override?: Record<string, unknown>): SubscriberClient };
@@ -74,15 +76,7 @@ export class NodeSubscriber {
     const client = this.client;
     this.client = undefined;
     if (!client) return;
-    if (client.status === 'ready') {
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
-    } else {
-      client.disconnect();
-    }
+    await endConnection(client, client.status === 'ready', 1_000);
     client.removeAllListeners();
     // An 'error' emitted after removeAllListeners would crash the process: keep a sink.
     client.on('error', () => undefined);

@@ -139,3 +139,52 @@ export function toClient(
   const client = new Redis({ ...input, ...failFastOptions(input.commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
   return watchErrors({ client, owned: true, label: labelOf(client, index) }, warn);
 }
+
+/** ioredis statuses in which the client has a socket that will emit 'close' (and then 'end'). */
+const SOCKET_OPEN = new Set(['connecting', 'connect', 'ready', 'monitoring']);
+
+interface Closable {
+  readonly status?: string;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  once?(event: 'end', listener: () => void): unknown;
+  removeListener?(event: 'end', listener: () => void): unknown;
+}
+
+/**
+ * Closes a connection this library created and resolves once ioredis reports it ended.
+ * QUIT's reply arrives before the socket is gone, and a disconnect arms ioredis' own
+ * destroy timer: waiting for 'end' means that when our close() resolves, nothing of the
+ * connection (socket or timer) is left on the event loop. Bounded by `boundMs`: by then
+ * ioredis' disconnectTimeout has destroyed the socket anyway.
+ */
+export async function endConnection(client: Closable, quit: boolean, boundMs: number): Promise<void> {
+  // Only an open socket ends with an 'end' event. Between reconnects (or before the first
+  // connect) disconnect() just cancels the retry timer and nothing is left to wait for.
+  const socketOpen = client.status === undefined || SOCKET_OPEN.has(client.status);
+  let onEnd: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const ended =
+    socketOpen && typeof client.once === 'function'
+      ? new Promise<void>((resolve) => {
+          onEnd = resolve;
+          client.once!('end', resolve);
+          timer = setTimeout(resolve, boundMs);
+        })
+      : Promise.resolve();
+  try {
+    if (quit) {
+      try {
+        await client.quit();
+      } catch {
+        client.disconnect(); // a node that cannot QUIT is disconnected instead
+      }
+    } else {
+      client.disconnect();
+    }
+    if (client.status !== 'end') await ended;
+  } finally {
+    clearTimeout(timer);
+    if (onEnd) client.removeListener?.('end', onEnd);
+  }
+}
