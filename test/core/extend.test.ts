@@ -70,10 +70,10 @@ describe('extend', () => {
     const lock = await redlock.acquire(uniqueResource('expired'), 150);
     const reason = await aborted(lock.signal);
     expect((reason as LockLostError).reason).toBe('expired');
-    const calls = await Promise.all([0, 1, 2].map((i) => fx.scriptCalls(i)));
+    const calls = await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)));
     const err = await rejection(lock.extend(30_000));
     expect(err).toBe(reason);
-    expect(await Promise.all([0, 1, 2].map((i) => fx.scriptCalls(i)))).toEqual(calls);
+    expect(await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)))).toEqual(calls);
   });
 
   it('reports QuorumUnavailableError (not a loss) when a majority is paused, and the lock stays valid', async () => {

@@ -84,7 +84,7 @@ describe('node faults (5 nodes)', () => {
     const rival = fx.redlock({ nodeTimeoutMs: 300 });
     await Promise.all([redlock.connect(), rival.connect()]);
     const resource = uniqueResource('paused-release');
-    const callsBefore = await fx.scriptCalls(4);
+    const callsBefore = await fx.lockCommands(4);
     fx.cluster.server(4).pause();
 
     const lock = await redlock.acquire(resource, 30_000);
@@ -101,9 +101,9 @@ describe('node faults (5 nodes)', () => {
     await until(async () => (await fx.values(resource, [0, 1, 2, 3])).every((v) => v === null), 'released on the live nodes');
 
     fx.cluster.server(4).resume();
-    // Four scripts run on the resumed node: our SET and release, the rival's SET and release.
+    // Four commands run on the resumed node: our SET and release, the rival's SET and release.
     // Whatever order the two connections are served in, each SET is followed by its release.
-    await until(async () => (await fx.scriptCalls(4)) >= callsBefore + 4, 'the queued scripts ran');
+    await until(async () => (await fx.lockCommands(4)) >= callsBefore + 4, 'the queued commands ran');
     expect((await fx.values(resource, [4]))[0]).toBeNull();
   });
 
@@ -111,7 +111,7 @@ describe('node faults (5 nodes)', () => {
     const redlock = fx.redlock({ nodeTimeoutMs: 200 });
     await redlock.connect();
     const resource = uniqueResource('paused-majority');
-    const callsBefore = await Promise.all([0, 1, 2].map((i) => fx.scriptCalls(i)));
+    const callsBefore = await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)));
     for (const i of [0, 1, 2]) fx.cluster.server(i).pause();
 
     const err = await rejection(redlock.acquire(resource, 30_000));
@@ -122,7 +122,7 @@ describe('node faults (5 nodes)', () => {
     for (const i of [0, 1, 2]) fx.cluster.server(i).resume();
     // The timed-out SETs land, then the releases sent after them: no copy of our key survives.
     for (const i of [0, 1, 2]) {
-      await until(async () => (await fx.scriptCalls(i)) >= callsBefore[i]! + 2, `node ${i} ran the SET and the release`);
+      await until(async () => (await fx.lockCommands(i)) >= callsBefore[i]! + 2, `node ${i} ran the SET and the release`);
     }
     await until(async () => (await fx.values(resource)).every((v) => v === null), 'no copy of the key is left');
   });

@@ -113,11 +113,15 @@ export class Fixture {
     await Promise.all(nodes.map((i) => this.node(i).del(lockKey(resource, prefix))));
   }
 
-  /** How many scripts node `i` has run so far (to observe that an attempt reached it). */
-  async scriptCalls(i: number): Promise<number> {
+  /**
+   * How many lock commands node `i` has run so far (to observe that an attempt reached it):
+   * scripts, and the plain SET NX of a single-key acquire. (This fixture's own writes, such
+   * as holdFor's SET, count too.)
+   */
+  async lockCommands(i: number): Promise<number> {
     const info = await this.node(i).info('commandstats');
     let calls = 0;
-    for (const match of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(match[1]);
+    for (const match of info.matchAll(/^cmdstat_(?:evalsha|eval|set):calls=(\d+)/gm)) calls += Number(match[1]);
     return calls;
   }
 

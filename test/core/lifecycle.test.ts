@@ -107,11 +107,11 @@ describe('instance lifecycle', () => {
     const redlock = fx.redlock();
     const resource = uniqueResource('close-while-waiting');
     await holder.acquire(resource, 30_000);
-    const calls = await fx.scriptCalls(0);
+    const calls = await fx.lockCommands(0);
     // A minute between attempts: only close() can end this wait within the test.
     const waiting = redlock.acquire(resource, 30_000, { retry: { retries: Infinity, delayMs: 60_000, jitterMs: 0 } });
     const outcome = rejection(waiting);
-    await until(async () => (await fx.scriptCalls(0)) > calls, 'the first attempt ran');
+    await until(async () => (await fx.lockCommands(0)) > calls, 'the first attempt ran');
     await redlock.close();
     expect(await outcome).toBeInstanceOf(RedlockClosedError);
   });

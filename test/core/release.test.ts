@@ -60,10 +60,10 @@ describe('release', () => {
     const first = await lock.release();
     // release() resolves at a majority; let the last node's release land before counting.
     await until(async () => (await fx.values(resource)).every((v) => v === null), 'every node released');
-    const calls = await Promise.all([0, 1, 2].map((i) => fx.scriptCalls(i)));
+    const calls = await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)));
     const second = await lock.release();
     expect(second).toBe(first);
-    expect(await Promise.all([0, 1, 2].map((i) => fx.scriptCalls(i)))).toEqual(calls);
+    expect(await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)))).toEqual(calls);
   });
 
   it('never throws for an expired lock', async () => {

@@ -13,7 +13,7 @@ describe('retries, timeouts and abort', () => {
     const resource = uniqueResource('abort-wait');
     const held = await holder.acquire(resource, 30_000);
     await fx.settled(resource, held.value);
-    const calls = await fx.scriptCalls(0);
+    const calls = await fx.lockCommands(0);
 
     const controller = new AbortController();
     const reason = new Error('caller gave up');
@@ -22,7 +22,7 @@ describe('retries, timeouts and abort', () => {
       signal: controller.signal,
       retry: { retries: Infinity, delayMs: 60_000, jitterMs: 0 },
     });
-    await until(async () => (await fx.scriptCalls(0)) > calls, 'the first attempt ran');
+    await until(async () => (await fx.lockCommands(0)) > calls, 'the first attempt ran');
     controller.abort(reason);
 
     expect(await rejection(waiting)).toBe(reason);
@@ -33,11 +33,11 @@ describe('retries, timeouts and abort', () => {
 
   it('rejects at once, sending nothing, when the signal is already aborted', async () => {
     const redlock = fx.redlock();
-    const calls = await Promise.all([0, 1, 2, 3, 4].map((i) => fx.scriptCalls(i)));
+    const calls = await Promise.all([0, 1, 2, 3, 4].map((i) => fx.lockCommands(i)));
     const reason = new Error('already aborted');
     const err = await rejection(redlock.acquire(uniqueResource('pre-aborted'), 30_000, { signal: AbortSignal.abort(reason) }));
     expect(err).toBe(reason);
-    expect(await Promise.all([0, 1, 2, 3, 4].map((i) => fx.scriptCalls(i)))).toEqual(calls);
+    expect(await Promise.all([0, 1, 2, 3, 4].map((i) => fx.lockCommands(i)))).toEqual(calls);
   });
 
   it('hands back a lock won after the signal aborted instead of returning it', async () => {
@@ -116,7 +116,7 @@ describe('retries, timeouts and abort', () => {
     const resource = uniqueResource('split');
     // Nodes 0,1: someone else. Nodes 2,3: free (we win them). Node 4: paused (maybe ours later).
     await fx.holdFor(resource, [0, 1]);
-    const calls4 = await fx.scriptCalls(4);
+    const calls4 = await fx.lockCommands(4);
     fx.cluster.server(4).pause();
 
     const err = await rejection(redlock.acquire(resource, 60_000, { retry: false }));
@@ -129,7 +129,7 @@ describe('retries, timeouts and abort', () => {
     expect(await fx.values(resource, [0, 1])).toEqual(['someone-else', 'someone-else']);
     // ...and from the paused node once its late SET lands.
     fx.cluster.server(4).resume();
-    await until(async () => (await fx.scriptCalls(4)) >= calls4 + 2, 'the paused node ran the SET and the release');
+    await until(async () => (await fx.lockCommands(4)) >= calls4 + 2, 'the paused node ran the SET and the release');
     expect((await fx.values(resource, [4]))[0]).toBeNull();
   });
 });

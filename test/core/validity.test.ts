@@ -66,11 +66,11 @@ describe('validity: ttl minus drift', () => {
   it('refuses a ttl no longer than the drift allowance instead of granting a lock with no validity', async () => {
     const redlock = fx.redlock(); // drift of a 2 ms ttl: floor(0.02) + 2 = 2 ms
     const resource = uniqueResource('tiny-ttl');
-    const calls = await Promise.all([0, 1, 2].map((i) => fx.scriptCalls(i)));
+    const calls = await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)));
     const err = await rejection(redlock.acquire(resource, 2));
     expect(err).toBeInstanceOf(RedlockArgumentError);
     expect(err.message).toMatch(/ttlMs.*drift/);
-    expect(await Promise.all([0, 1, 2].map((i) => fx.scriptCalls(i)))).toEqual(calls);
+    expect(await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)))).toEqual(calls);
     expect(await redlock.tryAcquire(resource, 10_000)).not.toBeNull();
   });
 

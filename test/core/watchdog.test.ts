@@ -117,11 +117,11 @@ describe('using() and its watchdog', () => {
     const resource = uniqueResource('flaky');
 
     const result = await redlock.using(resource, 3_000, async (lock) => {
-      const calls = await fx.scriptCalls(2);
+      const calls = await fx.lockCommands(2);
       fx.cluster.server(0).pause();
       fx.cluster.server(1).pause();
       // Two extension attempts reached the live node: the first failed and was retried.
-      await until(async () => (await fx.scriptCalls(2)) >= calls + 2, 'the watchdog retried the extension');
+      await until(async () => (await fx.lockCommands(2)) >= calls + 2, 'the watchdog retried the extension');
       const extensions = countExtensions(lock);
       fx.cluster.server(0).resume();
       fx.cluster.server(1).resume();

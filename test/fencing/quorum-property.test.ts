@@ -35,6 +35,12 @@ class PartitionableClient implements RedisClientLike {
   eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown> {
     return this.through(() => this.real.eval(script, numKeys, ...args));
   }
+  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<unknown> {
+    return this.through(() => this.real.set(key, value, px, ms, nx));
+  }
+  pttl(key: string): Promise<number> {
+    return this.through(() => this.real.pttl(key));
+  }
   info(section: string): Promise<string> {
     return this.real.info(section);
   }

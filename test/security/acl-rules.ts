@@ -5,7 +5,7 @@
  * documents the same list.
  */
 
-/** Lock nodes: the lock scripts (GET/SET/PTTL/INCR/PEXPIRE/DEL/PUBLISH inside Lua), release notices, INFO for checks. */
+/** Lock nodes: SET NX (and PTTL) of a single-key acquire, the lock scripts (GET/SET/PTTL/INCR/PEXPIRE/DEL/PUBLISH inside Lua), release notices, INFO for checks. */
 export const LOCK_NODE_ACL = [
   '~redlock:*',
   '&redlock:*',

@@ -72,7 +72,7 @@ describe('ACL: least privileges', () => {
   });
 
   it('with a command missing, the error names the ACL fix', async () => {
-    await configure(LOCK_NODE_ACL.filter((r) => r !== '+get'));
+    await configure(LOCK_NODE_ACL.filter((r) => r !== '+set'));
     const r = new Redlock(urls, { nodeTimeoutMs: 300, onWarning: () => undefined });
     try {
       await expect(r.acquire('x', 1_000)).rejects.toThrow(/NOPERM.*docs\/security\.md/);

@@ -1,7 +1,8 @@
 /**
  * Lua scripts take keys as KEYS and values as ARGV, never by string building: watched
  * with MONITOR while resource names carry Lua and Redis injection payloads, the set of
- * script bodies stays fixed, every key argument is a prefixed key, and a victim key
+ * script bodies stays fixed, every key argument (of scripts, and of the plain SET NX /
+ * PTTL of a single-key acquire) is a prefixed key, and a victim key
  * outside the prefix survives.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -41,6 +42,11 @@ describe('Lua scripts use KEYS and ARGV only', () => {
       c.disconnect();
       m.on('monitor', (_t: string, args: string[]) => {
         const command = String(args[0]).toLowerCase();
+        // A single-key acquire is a plain SET NX (then PTTL when held): its key is checked too.
+        if (command === 'set' || command === 'pttl') {
+          seen.push({ command, body: '', keys: [String(args[1])] });
+          return;
+        }
         if (command !== 'eval' && command !== 'evalsha') return;
         const numKeys = Number(args[2]);
         seen.push({ command, body: String(args[1]), keys: args.slice(3, 3 + numKeys).map(String) });
@@ -81,6 +87,9 @@ describe('Lua scripts use KEYS and ARGV only', () => {
     for (const body of bodies) for (const name of HOSTILE.slice(0, 4)) expect(body).not.toContain(name);
     for (const s of seen) for (const key of s.keys) expect(key).toMatch(/^(redlock:(lock|fence):|fenced:)/);
     expect(seen.some((s) => s.keys.includes(`redlock:lock:${HOSTILE[0]}`))).toBe(true);
+    // The rival's single-key attempts went through SET NX and PTTL, with the same prefixed keys.
+    expect(seen.some((s) => s.command === 'set' && s.keys[0] === `redlock:lock:${HOSTILE[0]}`)).toBe(true);
+    expect(seen.some((s) => s.command === 'pttl' && s.keys[0] === `redlock:lock:${HOSTILE[0]}`)).toBe(true);
     expect(await admin.get('victim')).toBe('alive');
     expect(await admin.dbsize()).toBeGreaterThan(1);
   });

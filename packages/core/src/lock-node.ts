@@ -47,7 +47,9 @@ export class LockNode {
   /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established. */
   private readonly sentInFull = new Set<string>();
   /** Commands sent and not yet answered, so close() can let them land before QUIT. */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private inFlight = 0;
+  /** close() waiting for `inFlight` to reach 0. */
+  private onDrained: (() => void) | undefined;
   /** Why the connection last failed (e.g. WRONGPASS, ECONNREFUSED); cleared when it is ready again. */
   private connectionError: string | undefined;
 
@@ -85,27 +87,52 @@ export class LockNode {
 
   /** Runs `script` with `keys` and `args`. Rejects with the client's error. */
   run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
-    const sent = this.send(script, keys, args);
-    this.inFlight.add(sent);
-    const forget = (): void => {
-      this.inFlight.delete(sent);
-    };
-    sent.then(forget, forget);
-    return sent;
+    return this.track(this.sendScript(script, keys, args));
   }
 
-  private async send(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
-    try {
-      return await this.sendScript(script, keys, args);
-    } catch (err) {
-      // "Connection is closed." says nothing of why; the connection's own error does
-      // (refused credentials, refused connection), so the caller's error can name the fix.
-      const why = this.connectionError;
-      if (why && this.client.status !== 'ready' && err instanceof Error && !err.message.includes(why)) {
-        throw new Error(`${why} (${err.message})`, { cause: err });
-      }
-      throw err;
+  /**
+   * Sends one plain command (no script), with what scripts get: connect on first use,
+   * this tick's batching, and close() letting it land first.
+   */
+  call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
+    if (this.client.status !== 'ready') return this.track(this.connect().then(() => this.issue(command)));
+    return this.track(this.issue(command));
+  }
+
+  private issue<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
+    this.corkForTick();
+    return command(this.client);
+  }
+
+  /** Counts the command until it settles (one derived promise: this is on every lock operation's path). */
+  private track<T>(sent: Promise<T>): Promise<T> {
+    this.inFlight++;
+    return sent.then(
+      (reply) => {
+        this.settled();
+        return reply;
+      },
+      (err: unknown) => {
+        this.settled();
+        throw this.explain(err);
+      },
+    );
+  }
+
+  private settled(): void {
+    if (--this.inFlight === 0) this.onDrained?.();
+  }
+
+  /**
+   * "Connection is closed." says nothing of why; the connection's own error does
+   * (refused credentials, refused connection), so the caller's error can name the fix.
+   */
+  private explain(err: unknown): unknown {
+    const why = this.connectionError;
+    if (why && this.client.status !== 'ready' && err instanceof Error && !err.message.includes(why)) {
+      return new Error(`${why} (${err.message})`, { cause: err });
     }
+    return err;
   }
 
   private async sendScript(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
@@ -145,11 +172,13 @@ export class LockNode {
   }
 
   private async settleInFlight(boundMs: number): Promise<void> {
+    if (this.inFlight === 0) return;
     let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => {
+    await new Promise<void>((resolve) => {
+      this.onDrained = resolve;
       timer = setTimeout(resolve, boundMs);
     });
-    await Promise.race([Promise.allSettled([...this.inFlight]), bound]);
+    this.onDrained = undefined;
     clearTimeout(timer);
   }
 

@@ -69,7 +69,10 @@ export class Lock {
   readonly acquireNodes: readonly NodeOutcome[];
 
   private expiresAtMono: number;
-  private readonly controller = new AbortController();
+  /** Created when `signal` is first read: most locks are released without anyone listening. */
+  private controller: AbortController | undefined;
+  /** Why the lock was lost, once it was. */
+  private lostError: LockLostError | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private releasing: Promise<ReleaseResult> | undefined;
   private stopWatchdog: (() => void) | undefined;
@@ -98,6 +101,10 @@ export class Lock {
    * Not aborted by a normal `release()`.
    */
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.lostError) this.controller.abort(this.lostError);
+    }
     return this.controller.signal;
   }
 
@@ -108,7 +115,7 @@ export class Lock {
 
   /** Milliseconds of validity left (0 when expired or released). */
   get remainingMs(): number {
-    if (this.releasing || this.controller.signal.aborted) return 0;
+    if (this.releasing || this.lostError) return 0;
     return Math.max(0, this.expiresAtMono - performance.now());
   }
 
@@ -131,7 +138,7 @@ export class Lock {
   async extend(ttlMs: number): Promise<this> {
     checkTtl(ttlMs);
     if (this.releasing) throw new LockLostError({ resources: this.resources, reason: 'released' });
-    if (this.controller.signal.aborted) throw this.controller.signal.reason;
+    if (this.lostError) throw this.lostError;
     if (performance.now() >= this.expiresAtMono) {
       const lost = this.lose('expired');
       throw lost;
@@ -159,17 +166,18 @@ export class Lock {
 
   /** @internal new validity after a successful extension */
   setExpiry(expiresAtMono: number): void {
-    if (this.releasing || this.controller.signal.aborted) return;
+    if (this.releasing || this.lostError) return;
     this.expiresAtMono = expiresAtMono;
     this.armExpiry();
   }
 
   /** @internal marks the lock as lost: aborts `signal` and stops timers. Returns the reason. */
   lose(reason: LockLostReason, nodes?: readonly NodeOutcome[]): LockLostError {
-    if (this.controller.signal.aborted) return this.controller.signal.reason as LockLostError;
+    if (this.lostError) return this.lostError;
     const error = new LockLostError({ resources: this.resources, reason, ...(nodes ? { nodes } : {}) });
+    this.lostError = error;
     this.clearTimers();
-    this.controller.abort(error);
+    this.controller?.abort(error);
     this.ops.lost?.(this, error);
     return error;
   }

@@ -8,6 +8,9 @@ import { RedlockArgumentError } from './errors.js';
 export interface RedisClientLike {
   evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
   eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
+  /** The single-key acquire: `SET key value PX ms NX`. */
+  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<unknown>;
+  pttl(key: string): Promise<number>;
   info(section: string): Promise<string>;
   quit(): Promise<unknown>;
   disconnect(): void;
