@@ -6,7 +6,20 @@
 import 'reflect-metadata';
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Controller, Get, Injectable, Module, Param, type INestApplication } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Injectable,
+  Module,
+  Param,
+  UseGuards,
+  UseInterceptors,
+  type CallHandler,
+  type CanActivate,
+  type INestApplication,
+  type NestInterceptor,
+} from '@nestjs/common';
+import type { Observable } from 'rxjs';
 import { NestFactory } from '@nestjs/core';
 import { LockRoute, RedlockModule, RedlockService, WithLock } from '@redlock-nest/nestjs';
 
@@ -26,6 +39,21 @@ class Work {
   }
 }
 
+/** What Nest itself charges for running a guard and an interceptor, whatever they do. */
+@Injectable()
+class NoopGuard implements CanActivate {
+  canActivate(): boolean {
+    return true;
+  }
+}
+
+@Injectable()
+class NoopInterceptor implements NestInterceptor {
+  intercept(_context: unknown, next: CallHandler): Observable<unknown> {
+    return next.handle();
+  }
+}
+
 @Controller()
 class Routes {
   constructor(private readonly work: Work) {}
@@ -38,6 +66,13 @@ class Routes {
 
   @Get('bare/:id')
   bare(@Param('id') id: string): Promise<string> {
+    return this.work.locks.redlock.using(`http:${id}`, TTL, () => id);
+  }
+
+  @Get('noop/:id')
+  @UseGuards(NoopGuard)
+  @UseInterceptors(NoopInterceptor)
+  noop(@Param('id') id: string): Promise<string> {
     return this.work.locks.redlock.using(`http:${id}`, TTL, () => id);
   }
 }
@@ -73,8 +108,14 @@ function get(bench: NestBench, path: string): Promise<void> {
   });
 }
 
-export type NestVariant = 'bare using()' | '@WithLock' | 'HTTP bare using()' | 'HTTP @LockRoute';
-export const NEST_VARIANTS: readonly NestVariant[] = ['bare using()', '@WithLock', 'HTTP bare using()', 'HTTP @LockRoute'];
+export type NestVariant = 'bare using()' | '@WithLock' | 'HTTP bare using()' | 'HTTP no-op guard+interceptor' | 'HTTP @LockRoute';
+export const NEST_VARIANTS: readonly NestVariant[] = [
+  'bare using()',
+  '@WithLock',
+  'HTTP bare using()',
+  'HTTP no-op guard+interceptor',
+  'HTTP @LockRoute',
+];
 
 /** Sequential calls of one variant: calls per second. */
 export async function nestRound(bench: NestBench, variant: NestVariant, ops: number): Promise<number> {
@@ -89,6 +130,9 @@ export async function nestRound(bench: NestBench, variant: NestVariant, ops: num
         break;
       case 'HTTP bare using()':
         await get(bench, '/bare/a');
+        break;
+      case 'HTTP no-op guard+interceptor':
+        await get(bench, '/noop/a');
         break;
       case 'HTTP @LockRoute':
         await get(bench, '/guarded/a');

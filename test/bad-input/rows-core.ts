@@ -99,6 +99,7 @@ export const coreRows: readonly BadInputRow[] = [
   { layer: 'core', name: 'keyPrefix as a number', run: (c) => c.redlock(c.urls, { keyPrefix: 7 as never }), rejects: arg(/keyPrefix must be a string/) },
   { layer: 'core', name: 'driftFactor 2', run: (c) => c.redlock(c.urls, { driftFactor: 2 }), rejects: arg(/driftFactor must be at most 0.5/) },
   { layer: 'core', name: 'onWarning not a function', run: (c) => c.redlock(c.urls, { onWarning: 'log' as never }), rejects: arg(/onWarning must be a function/) },
+  { layer: 'core', name: 'tracing as a string', run: (c) => c.redlock(c.urls, { tracing: 'off' as never }), rejects: arg(/tracing must be a boolean/) },
   { layer: 'core', name: 'signal not an AbortSignal', run: (c) => c.redlock().acquire('r', 1000, { signal: {} as never }), rejects: arg(/signal must be an AbortSignal/) },
   { layer: 'core', name: 'fencing as a string', run: (c) => c.redlock().acquire('r', 1000, { fencing: 'yes' as never }), rejects: arg(/fencing must be a boolean/) },
   { layer: 'core', name: 'negative timeoutMs', run: (c) => c.redlock().acquire('r', 1000, { timeoutMs: -1 }), rejects: arg(/timeoutMs must be at least 0/) },

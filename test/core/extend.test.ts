@@ -70,6 +70,8 @@ describe('extend', () => {
     const lock = await redlock.acquire(uniqueResource('expired'), 150);
     const reason = await aborted(lock.signal);
     expect((reason as LockLostError).reason).toBe('expired');
+    // A lost lock no longer counts as held, released or not.
+    expect(redlock.activeLocks).toBe(0);
     const calls = await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)));
     const err = await rejection(lock.extend(30_000));
     expect(err).toBe(reason);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { NodeIndependenceError, Redlock } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../harness/redis-server.js';
-import { rejection, uniqueResource } from './helpers.js';
+import { rejection, uniqueResource, until } from './helpers.js';
 
 describe('node independence', () => {
   let primary: RedisServer;
@@ -79,5 +79,49 @@ describe('node independence', () => {
     const reports = await make([primary.url, url, other.url]).checkIndependence();
     expect(reports[1]!.reachable).toBe(false);
     expect(reports[1]!.error).toBeDefined();
+  });
+});
+
+describe('node independence, nodes that come up later', () => {
+  it('checks a node that was down at the first check once it connects, and fails later operations if it is a replica', async () => {
+    const primary = await RedisServer.start();
+    const other = await RedisServer.start();
+    const late = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+    const redlock = new Redlock([primary.url, late.url, other.url], { checkIndependence: true, onWarning: () => {} });
+    try {
+      await late.kill();
+      // Two of three masters answer: the check passes with the late node unreachable, and locks work.
+      const lock = await redlock.acquire(uniqueResource('late-replica'), 10_000);
+      expect((await redlock.checkIndependence())[1]!.reachable).toBe(false);
+      await lock.release();
+
+      await late.restart(); // back, still configured as a replica of nodes[0]
+      await until(
+        async () => (await redlock.checkIndependence().then(() => undefined, (e: unknown) => e)) instanceof NodeIndependenceError,
+        'the re-check after the late node connected',
+      );
+      const err = await rejection(redlock.acquire(uniqueResource('late-replica'), 10_000));
+      expect(err).toBeInstanceOf(NodeIndependenceError);
+      expect(err.problems).toEqual([`nodes[1] (127.0.0.1:${late.port}) is a replica (role:slave)`]);
+    } finally {
+      await redlock.close();
+      await Promise.all([primary, other, late].map((s) => s.stop()));
+    }
+  });
+
+  it('re-checks a late independent master without failing anything', async () => {
+    const [a, b, late] = await Promise.all([RedisServer.start(), RedisServer.start(), RedisServer.start()]);
+    const redlock = new Redlock([a.url, late.url, b.url], { checkIndependence: true, onWarning: () => {} });
+    try {
+      await late.kill();
+      await (await redlock.acquire(uniqueResource('late-master'), 10_000)).release();
+      await late.restart();
+      await until(async () => (await redlock.checkIndependence())[1]!.reachable, 'the re-check reached the late node');
+      expect((await redlock.checkIndependence()).map((r) => r.role)).toEqual(['master', 'master', 'master']);
+      await (await redlock.acquire(uniqueResource('late-master'), 10_000)).release();
+    } finally {
+      await redlock.close();
+      await Promise.all([a, b, late].map((s) => s.stop()));
+    }
   });
 });

@@ -156,4 +156,15 @@ describe('OpenTelemetry spans', () => {
     expect(lost.status.code).toBe(2);
     expect(spans.find((s) => s.name === 'redlock.extend')!.status).toEqual({ code: 2, message: 'LockLostError' });
   });
+
+  it('records nothing for an instance created with tracing: false, while events still fire', async () => {
+    const redlock = fx.redlock({ tracing: false, onWarning: () => {} });
+    const events: string[] = [];
+    redlock.on('acquired', () => events.push('acquired'));
+    redlock.on('release', () => events.push('release'));
+    const from = provider.tracer.spans.length;
+    await (await redlock.acquire(uniqueResource('span-off'), 5_000)).release();
+    expect(provider.tracer.spans.length).toBe(from);
+    expect(events).toEqual(['acquired', 'release']);
+  });
 });

@@ -50,6 +50,8 @@ export class LockNode {
   private inFlight = 0;
   /** close() waiting for `inFlight` to reach 0. */
   private onDrained: (() => void) | undefined;
+  /** Called once on the next 'ready' (see onNextReady). */
+  private readyWaiters: Array<() => void> = [];
   /** Why the connection last failed (e.g. WRONGPASS, ECONNREFUSED); cleared when it is ready again. */
   private connectionError: string | undefined;
 
@@ -61,6 +63,9 @@ export class LockNode {
     this.client.on?.('ready', () => {
       this.sentInFull.clear();
       this.connectionError = undefined;
+      const waiting = this.readyWaiters;
+      this.readyWaiters = [];
+      for (const notify of waiting) notify();
     });
     this.client.on?.('error', (err: unknown) => {
       this.connectionError = err instanceof Error ? err.message : String(err);
@@ -83,6 +88,11 @@ export class LockNode {
       this.connecting = undefined;
     });
     return this.connecting;
+  }
+
+  /** Calls `notify` once, the next time the connection becomes ready (connect or reconnect). Dropped by close(). */
+  onNextReady(notify: () => void): void {
+    if (!this.closed) this.readyWaiters.push(notify);
   }
 
   /** Runs `script` with `keys` and `args`. Rejects with the client's error. */
@@ -184,6 +194,7 @@ export class LockNode {
 
   /** Closes a client this library created; clients passed in are left open. */
   async close(): Promise<void> {
+    this.readyWaiters = [];
     if (!this.owned || this.closed) return;
     this.closed = true;
     const ready = this.client.status === 'ready';

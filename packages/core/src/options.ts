@@ -63,6 +63,11 @@ export interface RedlockOptions {
    */
   readonly checkIndependence?: boolean;
   /**
+   * Emit OpenTelemetry spans through `@opentelemetry/api` when it is installed and an SDK
+   * records. Default true; `false` turns spans off for this instance (events stay).
+   */
+  readonly tracing?: boolean;
+  /**
    * Receives warnings (for example, a client passed in whose options make failover slow).
    * Default: `console.warn`. Pass `() => {}` to silence. Never receives tokens or passwords.
    */
@@ -85,6 +90,7 @@ export interface ResolvedRedlockOptions {
   readonly retry: ResolvedRetry | false;
   readonly maxHoldMs: number;
   readonly checkIndependence: boolean;
+  readonly tracing: boolean;
   readonly onWarning: (message: string) => void;
 }
 
@@ -100,6 +106,7 @@ export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
   retry: DEFAULT_RETRY,
   maxHoldMs: Infinity,
   checkIndependence: false,
+  tracing: true,
   onWarning: (message: string) => console.warn(`[redlock] ${message}`),
 });
 
@@ -193,6 +200,9 @@ export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions 
   if (o.checkIndependence !== undefined && typeof o.checkIndependence !== 'boolean') {
     fail(`checkIndependence must be a boolean, got ${describe(o.checkIndependence)}.`);
   }
+  if (o.tracing !== undefined && typeof o.tracing !== 'boolean') {
+    fail(`tracing must be a boolean, got ${describe(o.tracing)}.`);
+  }
   return {
     keyPrefix: o.keyPrefix ?? d.keyPrefix,
     driftFactor:
@@ -205,6 +215,7 @@ export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions 
     maxHoldMs:
       o.maxHoldMs === undefined ? d.maxHoldMs : checkNumber(o.maxHoldMs, 'maxHoldMs', { min: 1, allowInfinity: true }),
     checkIndependence: o.checkIndependence ?? d.checkIndependence,
+    tracing: o.tracing ?? d.tracing,
     onWarning: o.onWarning ?? d.onWarning,
   };
 }

@@ -112,7 +112,11 @@ export class Redlock extends RedlockTelemetry {
         this.releaseNotices.noteRelease(lock.keys);
         return this.observeRelease(lock, () => this.releaseLock(lock));
       },
-      lost: (lock, error) => this.observeLost(lock, error),
+      lost: (lock, error) => {
+        // No longer held: not counted, and not kept alive by us if its owner never releases it.
+        this.active.delete(lock);
+        this.observeLost(lock, error);
+      },
     };
   }
 
@@ -253,12 +257,44 @@ export class Redlock extends RedlockTelemetry {
     // async: a closed instance rejects like every other operation instead of throwing synchronously.
     this.assertOpen();
     if (!this.options.checkIndependence) return checkNodeIndependence(this.nodes, this.options.nodeTimeoutMs * 4);
-    this.independence ??= checkNodeIndependence(this.nodes, this.options.nodeTimeoutMs * 4).catch((err: unknown) => {
-      // A node being unreachable is retried on the next call; a misconfiguration is final.
-      if (!(err instanceof Error && err.name === 'NodeIndependenceError')) this.independence = undefined;
-      throw err;
-    });
+    if (!this.independence) {
+      const check = checkNodeIndependence(this.nodes, this.options.nodeTimeoutMs * 4).then(
+        (reports) => {
+          this.recheckWhenReachable(check, reports);
+          return reports;
+        },
+        (err: unknown) => {
+          // A failure to ask is retried on the next call; a misconfiguration is final.
+          if (!(err instanceof Error && err.name === 'NodeIndependenceError') && this.independence === check) {
+            this.independence = undefined;
+          }
+          throw err;
+        },
+      );
+      this.independence = check;
+    }
     return this.independence;
+  }
+
+  /**
+   * A node that was down when the nodes were checked was not checked at all: once it
+   * connects, the check runs again, so a node that comes up as a replica (or as a second
+   * address of another node) fails every later operation instead of going unnoticed.
+   */
+  private recheckWhenReachable(check: Promise<NodeReport[]>, reports: readonly NodeReport[]): void {
+    let armed = false;
+    reports.forEach((report, i) => {
+      if (report.reachable || armed) return;
+      armed = true;
+      const recheck = (): void => {
+        if (this.closing || this.independence !== check) return;
+        this.independence = undefined;
+        // Handled here; an operation that awaits the stored check sees the same outcome.
+        this.checkIndependence().catch(() => undefined);
+      };
+      // Event-driven only: a node that answers TCP but not INFO (paused) is not polled.
+      this.nodes[i]!.onNextReady(recheck);
+    });
   }
 
   /** Connects the clients this library created (they otherwise connect on first use). Resolves even if some nodes are down. */
@@ -267,7 +303,7 @@ export class Redlock extends RedlockTelemetry {
     await Promise.allSettled(this.nodes.map((node) => node.connect()));
   }
 
-  /** How many locks this instance currently holds. */
+  /** How many locks this instance currently holds (acquired, not released, not known lost). */
   get activeLocks(): number {
     return this.active.size;
   }

@@ -49,10 +49,11 @@ function otelTracer(): TracerLike | null {
 }
 
 /** A recording span named `name`, or undefined when nothing records. */
-function startSpan(name: string, attributes: Record<string, string | number | boolean>): SpanLike | undefined {
+function startSpan(name: string, attributes: () => Record<string, string | number | boolean>): SpanLike | undefined {
   const t = otelTracer();
   if (!t) return undefined;
-  const span = t.startSpan(name, { attributes });
+  // Attributes at start, where samplers can see them.
+  const span = t.startSpan(name, { attributes: attributes() });
   if (span.isRecording()) return span;
   span.end();
   return undefined;
@@ -176,7 +177,7 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
   /** @internal */
   abstract readonly nodes: readonly unknown[];
   /** Where warnings go (`RedlockOptions.onWarning`). */
-  abstract readonly options: { readonly onWarning: (message: string) => void };
+  abstract readonly options: { readonly onWarning: (message: string) => void; readonly tracing: boolean };
 
   /** A throwing listener is reported through `onWarning`, like every other library warning. */
   protected override onListenerError(event: RedlockEventName, err: unknown): void {
@@ -190,7 +191,7 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
 
   /** A probe for one acquisition, or undefined when nothing observes acquisitions. */
   protected startAcquire(resources: readonly string[], ttlMs: number, fencing: boolean): AcquireProbe | undefined {
-    const span = startSpan('redlock.acquire', this.baseAttributes(resources.length, ttlMs));
+    const span = this.span('redlock.acquire', () => this.baseAttributes(resources.length, ttlMs));
     if (!span && !this.hasListeners('acquire') && !this.hasListeners('wait') && !this.hasListeners('acquired') && !this.hasListeners('failure')) {
       return undefined;
     }
@@ -200,7 +201,7 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
 
   /** Runs an extension round, reporting it as `extend`. `run` resolves to the node outcomes. */
   protected observeExtend(lock: ObservedLock, ttlMs: number, run: () => Promise<readonly NodeOutcome[]>): Promise<void> {
-    const span = startSpan('redlock.extend', this.baseAttributes(lock.resources.length, ttlMs));
+    const span = this.span('redlock.extend', () => this.baseAttributes(lock.resources.length, ttlMs));
     if (!span && !this.hasListeners('extend')) return run().then(() => undefined);
     const start = performance.now();
     return run().then(
@@ -236,7 +237,7 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
     lock: ObservedLock,
     run: () => Promise<R>,
   ): Promise<R> {
-    const span = startSpan('redlock.release', this.baseAttributes(lock.resources.length));
+    const span = this.span('redlock.release', () => this.baseAttributes(lock.resources.length));
     if (!span && !this.hasListeners('release')) return run();
     const start = performance.now();
     return run().then((result) => {
@@ -255,7 +256,7 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
 
   /** Reports a lock that became known as lost. */
   protected observeLost(lock: ObservedLock, error: LockLostError): void {
-    const span = startSpan('redlock.lost', { ...this.baseAttributes(lock.resources.length), 'redlock.lost_reason': error.reason });
+    const span = this.span('redlock.lost', () => ({ ...this.baseAttributes(lock.resources.length), 'redlock.lost_reason': error.reason }));
     fail(span, error, { 'redlock.outcome': 'lost' });
     this.notify('lost', () => ({
       resources: lock.resources,
@@ -263,6 +264,11 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
       heldMs: performance.now() - lock.acquiredAtMono,
       nodes: error.nodes,
     }));
+  }
+
+  /** A recording span, or undefined when tracing is off or nothing records (attributes built only then). */
+  private span(name: string, attributes: () => Record<string, string | number | boolean>): SpanLike | undefined {
+    return this.options.tracing ? startSpan(name, attributes) : undefined;
   }
 
   private baseAttributes(resourceCount: number, ttlMs?: number): Record<string, number> {
