@@ -1,7 +1,7 @@
 import { checkOverlaps, type ExpiredCause } from './checks/overlaps.js';
 import { checkQuorum, type QuorumFindings } from './checks/quorum.js';
 import { checkWrites } from './checks/writes.js';
-import type { CycleEvent, ErrorEvent, FaultEvent, FaultKind, FinalEvent, HistoryEvent } from './history.js';
+import { isFenced, type CycleEvent, type ErrorEvent, type FaultEvent, type FaultKind, type FinalEvent, type HistoryEvent } from './history.js';
 
 /** Quorum loss must be reported faster than this (the target). */
 export const QUORUM_REPORT_TARGET_MS = 1_000;
@@ -13,6 +13,11 @@ export interface ChaosReport {
   readonly cycles: number;
   readonly cyclesPerWorker: Record<string, number>;
   readonly watchdogCycles: number;
+  /** Cycles acquired with fencing (the Lua acquire script). */
+  readonly fencedCycles: number;
+  /** Cycles of one resource acquired without fencing (the SET NX path), and how many of them used using(). */
+  readonly plainCycles: number;
+  readonly plainWatchdogCycles: number;
   readonly firstAcquireAt: number | null;
   readonly lastReleaseAt: number | null;
   readonly faults: Partial<Record<FaultKind, number>>;
@@ -21,7 +26,7 @@ export interface ChaosReport {
   readonly writes: { accepted: number; rejected: number; skipped: number; errors: number; readsRejected: number };
   /** Deliberately stale writes (after a busy-loop freeze past the TTL) and how many fencing refused. */
   readonly staleByDesign: { attempted: number; rejected: number };
-  readonly overlaps: { pairs: number; expiredHolders: Record<ExpiredCause, number> };
+  readonly overlaps: { pairs: number; plainPairs: number; expiredHolders: Record<ExpiredCause, number> };
   readonly quorum: Omit<QuorumFindings, 'grantedWithoutQuorum'> & { targetMs: number; targetMet: boolean | null };
   /** Count of each kind of safety violation; all must be 0. */
   readonly violations: {
@@ -55,6 +60,7 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
   const writes = checkWrites(cycles, finals);
   const { grantedWithoutQuorum, ...quorum } = checkQuorum(cycles, errors, faults);
   const stale = cycles.filter((c) => c.staleByDesign);
+  const plain = cycles.filter((c) => !isFenced(c));
 
   const violations = {
     unsafeOverlaps: overlaps.unsafe.length,
@@ -78,6 +84,9 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
     cycles: cycles.length,
     cyclesPerWorker: countBy(cycles, (c) => String(c.worker)),
     watchdogCycles: cycles.filter((c) => c.watchdog).length,
+    fencedCycles: cycles.length - plain.length,
+    plainCycles: plain.length,
+    plainWatchdogCycles: plain.filter((c) => c.watchdog).length,
     firstAcquireAt: cycles.reduce<number | null>((m, c) => (m === null || c.acquiredAt < m ? c.acquiredAt : m), null),
     lastReleaseAt: cycles.reduce<number | null>((m, c) => (m === null || c.releaseAt > m ? c.releaseAt : m), null),
     faults: countBy(faults, (f) => f.kind),
@@ -94,7 +103,7 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
       attempted: stale.length,
       rejected: stale.filter((c) => c.write === 'rejected' || c.read === 'rejected').length,
     },
-    overlaps: { pairs: overlaps.overlappingPairs, expiredHolders: overlaps.expired },
+    overlaps: { pairs: overlaps.overlappingPairs, plainPairs: overlaps.plainPairs, expiredHolders: overlaps.expired },
     quorum: {
       ...quorum,
       targetMs: QUORUM_REPORT_TARGET_MS,

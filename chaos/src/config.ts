@@ -5,8 +5,15 @@ export interface ChaosConfig {
   readonly workers: number;
   /** Independent Redis lock nodes (odd). */
   readonly nodes: number;
-  /** Hot resources all workers contend for. */
+  /** Hot resources all workers contend for, locked with fencing (`hot-<i>`). */
   readonly resources: number;
+  /**
+   * Resources locked without fencing (`plain-<i>`): a single-resource unfenced acquire
+   * takes the library's SET NX path instead of the Lua script, so it needs its own traffic.
+   */
+  readonly plainResources: number;
+  /** Share of cycles (0..1) that lock a plain resource instead of a fenced one. */
+  readonly plainShare: number;
   /** Lock TTL (ms). Long enough that a loaded machine does not stall a holder past it; freezes exceed it. */
   readonly ttlMs: number;
   /** Per-node command timeout of the workers' Redlocks (ms). */
@@ -29,6 +36,8 @@ export const DEFAULT_CONFIG: ChaosConfig = {
   workers: 4,
   nodes: 5,
   resources: 4,
+  plainResources: 2,
+  plainShare: 0.4,
   ttlMs: 1_000,
   nodeTimeoutMs: 200,
   acquireTimeoutMs: 3_000,

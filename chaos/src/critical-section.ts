@@ -18,6 +18,9 @@ function busyLoop(ms: number): void {
   }
 }
 
+/** What the worker knows of a cycle before its section runs. */
+export type SectionBase = Pick<CycleEvent, 'cycle' | 'resource' | 'callAt' | 'watchdog'>;
+
 /**
  * The critical section: a fenced read-modify-write of the resource's value chain on
  * the protected store. It deliberately does not check `lock.signal` before writing:
@@ -36,7 +39,7 @@ export class CriticalSection {
    */
   async run(
     lock: Lock,
-    base: Pick<CycleEvent, 'cycle' | 'resource' | 'callAt' | 'watchdog'>,
+    base: SectionBase,
     acquiredAt: number,
     holdMs: number,
     freeze: BusyFreeze | undefined,
@@ -94,6 +97,32 @@ export class CriticalSection {
       staleByDesign: freeze !== undefined,
     };
     return fault ? { cycle, fault } : { cycle };
+  }
+
+  /**
+   * The section of an unfenced (plain) lock: hold for `holdMs`, then report. Without a
+   * token there is nothing the store could check, so it is not touched; the checker
+   * judges these cycles by their validity intervals alone.
+   */
+  async runPlain(lock: Lock, base: SectionBase, acquiredAt: number, holdMs: number): Promise<CycleEvent> {
+    await new Promise((resolve) => setTimeout(resolve, holdMs));
+    return {
+      type: 'cycle',
+      worker: this.worker,
+      ...base,
+      fenced: false,
+      acquiredAt,
+      validUntil: lock.expiration,
+      releaseAt: Date.now(),
+      lostSignal: lock.signal.aborted,
+      read: 'skipped',
+      readSeq: null,
+      write: 'skipped',
+      writeSeq: null,
+      writeStartAt: null,
+      writeEndAt: null,
+      staleByDesign: false,
+    };
   }
 
   /**

@@ -11,15 +11,24 @@
 /** What a worker's fenced write did. */
 export type WriteOutcome = 'accepted' | 'rejected' | 'error' | 'skipped';
 
-/** One lock cycle: acquire, fenced read-modify-write on the protected store, release. */
+/**
+ * One lock cycle: acquire, then either a fenced read-modify-write on the protected
+ * store (a fenced cycle) or a plain hold without any store access (an unfenced cycle
+ * of a single resource, which takes the library's SET NX path), then release.
+ */
 export interface CycleEvent {
   readonly type: 'cycle';
   readonly worker: number;
   /** The worker's cycle number (unique per worker). */
   readonly cycle: number;
   readonly resource: string;
-  /** The fencing token, as a decimal string (JSON has no bigint). */
-  readonly token: string;
+  /**
+   * False when the lock was acquired without fencing; absent means fenced (histories
+   * and tests from before plain cycles existed).
+   */
+  readonly fenced?: boolean;
+  /** The fencing token, as a decimal string (JSON has no bigint); absent on an unfenced cycle. */
+  readonly token?: string;
   /** When the acquire call was made. */
   readonly callAt: number;
   /** When the acquire call resolved: from here on the worker believes it holds the lock. */
@@ -30,8 +39,11 @@ export interface CycleEvent {
   readonly releaseAt: number;
   /** Whether `lock.signal` had aborted (lock reported lost) by `releaseAt`. */
   readonly lostSignal: boolean;
-  /** Outcome of the fenced read (readForUpdate); a rejected read means no write is tried. */
-  readonly read: 'accepted' | 'rejected' | 'error';
+  /**
+   * Outcome of the fenced read (readForUpdate); a rejected read means no write is tried.
+   * 'skipped' on an unfenced cycle, which does not touch the store.
+   */
+  readonly read: 'accepted' | 'rejected' | 'error' | 'skipped';
   /** The sequence number read (0 = empty), or null if the read was not accepted. */
   readonly readSeq: number | null;
   /** Outcome of the fenced write. */
@@ -45,6 +57,25 @@ export interface CycleEvent {
   readonly watchdog: boolean;
   /** True when the worker deliberately wrote after a busy-loop freeze past its TTL. */
   readonly staleByDesign: boolean;
+}
+
+/** A fenced cycle: its token is there. */
+export type FencedCycle = CycleEvent & { readonly token: string };
+
+/** Whether a cycle was fenced (a missing marker means fenced). */
+export function isFenced(c: CycleEvent): boolean {
+  return c.fenced !== false;
+}
+
+/**
+ * The fenced cycles, the only ones whose token and store accesses mean anything; a
+ * fenced cycle without a token is a corrupt history, not something to skip quietly.
+ */
+export function fencedCycles(cycles: readonly CycleEvent[]): FencedCycle[] {
+  return cycles.filter(isFenced).map((c) => {
+    if (c.token === undefined) throw new Error(`corrupt history: fenced cycle w${c.worker}#${c.cycle} has no token`);
+    return c as FencedCycle;
+  });
 }
 
 /** A failed acquire call. */

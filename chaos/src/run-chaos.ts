@@ -41,6 +41,8 @@ async function readFinals(storeUrl: string, resources: readonly string[]): Promi
 export async function runChaos(config: ChaosConfig, runDir: string, log: (line: string) => void): Promise<ChaosRun> {
   mkdirSync(runDir, { recursive: true });
   const resources = Array.from({ length: config.resources }, (_, i) => `hot-${i}`);
+  // Locked without fencing; never written to the store, so they have no final value.
+  const plainResources = Array.from({ length: config.plainResources }, (_, i) => `plain-${i}`);
   const cluster = await RedisCluster.start(config.nodes, { persistent: true });
   const storeServer = await RedisServer.start();
   const workers: WorkerHandle[] = [];
@@ -53,6 +55,8 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
           lockUrls: cluster.urls,
           storeUrl: storeServer.url,
           resources,
+          plainResources,
+          plainShare: config.plainShare,
           ttlMs: config.ttlMs,
           nodeTimeoutMs: config.nodeTimeoutMs,
           acquireTimeoutMs: config.acquireTimeoutMs,
@@ -64,7 +68,7 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
     }
     await Promise.all(workers.map((w) => w.ready()));
     const plan = planFaults(config);
-    log(`${config.workers} workers, ${config.nodes} lock nodes, ${resources.length} hot resources, ${plan.length} faults over ${config.durationMs / 1000} s`);
+    log(`${config.workers} workers, ${config.nodes} lock nodes, ${resources.length} hot resources (fenced), ${plainResources.length} plain (${Math.round(config.plainShare * 100)} % of cycles), ${plan.length} faults over ${config.durationMs / 1000} s`);
 
     const nemesis = new Nemesis(cluster, workers);
     const t0 = performance.now();

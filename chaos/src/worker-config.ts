@@ -3,7 +3,12 @@ export interface WorkerConfig {
   readonly id: number;
   readonly lockUrls: readonly string[];
   readonly storeUrl: string;
+  /** Resources locked with fencing (fenced read-modify-write on the store). */
   readonly resources: readonly string[];
+  /** Resources locked without fencing (no store access). */
+  readonly plainResources: readonly string[];
+  /** Share of cycles that pick a plain resource. */
+  readonly plainShare: number;
   readonly ttlMs: number;
   readonly nodeTimeoutMs: number;
   readonly acquireTimeoutMs: number;

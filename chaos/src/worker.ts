@@ -1,7 +1,8 @@
 /**
  * A chaos worker process: its own Redlock (own connections to every lock node) and
- * its own store client; runs lock cycles on the hot resources until told to stop,
- * appending every cycle and every failed acquisition to its history file.
+ * its own store client; runs lock cycles on the hot resources (fenced) and the plain
+ * ones (unfenced) until told to stop, appending every cycle and every failed
+ * acquisition to its history file.
  */
 import { createWriteStream } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -68,20 +69,32 @@ function errorEvent(resource: string, err: unknown, callAt: number): ErrorEvent 
   };
 }
 
+/**
+ * How long a plain acquire/release cycle holds: about the fenced section's two store
+ * round trips, so its belief interval is not empty and an overlap could show.
+ */
+const PLAIN_HOLD_MS = 2;
+
 /** One lock cycle; returns false when the acquisition failed. */
 async function cycle(n: number): Promise<boolean> {
-  const resource = cfg.resources[Math.floor(random() * cfg.resources.length)]!;
+  // A plain (unfenced, single-resource) acquire takes the SET NX path, a fenced one the Lua script.
+  const plain = cfg.plainResources.length > 0 && random() < cfg.plainShare;
+  const pool = plain ? cfg.plainResources : cfg.resources;
+  const resource = pool[Math.floor(random() * pool.length)]!;
   const watchdog = cfg.watchdogEvery > 0 && n % cfg.watchdogEvery === 0;
   const base = { cycle: n, resource, watchdog };
   const callAt = Date.now();
-  const options = { fencing: true, timeoutMs: cfg.acquireTimeoutMs };
+  const options = plain ? { timeoutMs: cfg.acquireTimeoutMs } : { fencing: true, timeoutMs: cfg.acquireTimeoutMs };
+  // A watchdog cycle holds for half the TTL: past the first extension at TTL/3.
+  const holdMs = watchdog ? cfg.ttlMs / 2 : 0;
 
   const body = async (lock: Lock): Promise<CycleEvent> => {
     const acquiredAt = Date.now();
+    if (plain) return section.runPlain(lock, { ...base, callAt }, acquiredAt, Math.max(holdMs, PLAIN_HOLD_MS));
+    // A busy freeze waits for a fenced cycle: its point is a stale write that fencing must refuse.
     const freeze = pendingFreeze;
     pendingFreeze = undefined;
-    // A watchdog cycle holds for half the TTL: past the first extension at TTL/3.
-    const { cycle: event, fault } = await section.run(lock, { ...base, callAt }, acquiredAt, watchdog ? cfg.ttlMs / 2 : 0, freeze);
+    const { cycle: event, fault } = await section.run(lock, { ...base, callAt }, acquiredAt, holdMs, freeze);
     if (fault) {
       record(fault);
       send({ type: 'busy-done' });

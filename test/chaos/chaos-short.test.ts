@@ -1,7 +1,8 @@
 /**
  * The CI chaos run: `npm run chaos -- --short` end to end (worker processes, a nemesis
  * that kills, pauses and restarts lock nodes, loses the quorum twice and freezes
- * workers past their TTL), then the checker's verdict: zero violations.
+ * workers past their TTL), with fenced and unfenced cycles, then the checker's
+ * verdict: zero violations (the unsafe-overlap check covers the unfenced cycles too).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,14 @@ describe('chaos (short mode)', () => {
     expect(Object.keys(report.cyclesPerWorker)).toHaveLength(4);
     for (const n of Object.values(report.cyclesPerWorker)) expect(n).toBeGreaterThan(0);
     expect(report.writes.accepted).toBeGreaterThan(0);
+  });
+
+  it('also ran unfenced single-resource cycles (the SET NX path), with acquire and with using()', () => {
+    expect(report.plainCycles).toBeGreaterThan(0);
+    expect(report.plainWatchdogCycles).toBeGreaterThan(0);
+    expect(report.fencedCycles).toBeGreaterThan(0);
+    expect(report.plainCycles + report.fencedCycles).toBe(report.cycles);
+    expect(output).toMatch(/cycles fenced \/ plain +\| \d+ \/ [1-9]\d*/);
   });
 
   it('injected every kind of fault, the two majority losses included', () => {

@@ -33,6 +33,35 @@ function cycle(worker: number, token: number, at: number, seq: number, over: Par
   };
 }
 
+/**
+ * An unfenced cycle of `worker` on resource `p` holding [at, at+10): the single-resource
+ * SET NX path, no token, no store access.
+ */
+function plainCycle(worker: number, at: number, over: Partial<CycleEvent> = {}): CycleEvent {
+  cycleNo++;
+  return {
+    type: 'cycle',
+    worker,
+    cycle: cycleNo,
+    resource: 'p',
+    fenced: false,
+    callAt: at - 2,
+    acquiredAt: at,
+    validUntil: at + 1000,
+    releaseAt: at + 10,
+    lostSignal: false,
+    read: 'skipped',
+    readSeq: null,
+    write: 'skipped',
+    writeSeq: null,
+    writeStartAt: null,
+    writeEndAt: null,
+    watchdog: false,
+    staleByDesign: false,
+    ...over,
+  };
+}
+
 function final(c: CycleEvent): FinalEvent {
   return { type: 'final', resource: c.resource, seq: c.writeSeq ?? 0, worker: c.worker, cycle: c.cycle };
 }
@@ -143,5 +172,75 @@ describe('chaos checker', () => {
     const granted = cycle(2, 2, 1500, 2);
     const bad = checkHistory([before, granted, down, final(granted)]);
     expect(bad.violations.grantedWithoutQuorum).toBe(1);
+  });
+
+  describe('unfenced (plain) cycles', () => {
+    it('counts plain and fenced cycles apart and passes a clean mixed history', () => {
+      const p1 = plainCycle(1, 100, { watchdog: true });
+      const p2 = plainCycle(2, 120);
+      const report = checkHistory([...cleanHistory(), p1, p2]);
+      expect(report.cycles).toBe(5);
+      expect(report.fencedCycles).toBe(3);
+      expect(report.plainCycles).toBe(2);
+      expect(report.plainWatchdogCycles).toBe(1);
+      // Writes are counted for the fenced cycles only.
+      expect(report.writes).toEqual({ accepted: 3, rejected: 0, skipped: 0, errors: 0, readsRejected: 0 });
+      expect(report.passed).toBe(true);
+    });
+
+    it('flags two plain holders whose validity intervals overlap, the earlier one named first', () => {
+      const a = plainCycle(1, 100, { releaseAt: 150 });
+      const b = plainCycle(2, 120);
+      const report = checkHistory([a, b]);
+      expect(report.violations.unsafeOverlaps).toBe(1);
+      expect(report.overlaps.plainPairs).toBe(1);
+      // Without tokens, older and newer are ordered by acquire time.
+      expect(report.examples[0]).toMatch(new RegExp(`^w1#${a.cycle}\\(unfenced, 100\\.\\..*and w2#${b.cycle}\\(unfenced, 120\\..*both valid holders of p$`));
+      expect(report.passed).toBe(false);
+    });
+
+    it('classifies a plain holder frozen past its validity as expired, not unsafe', () => {
+      // Worker 1 holds p (valid 100..1100), is frozen 105..2105 and releases at 2110; worker 2 gets p at 1200.
+      const frozen = plainCycle(1, 100, { releaseAt: 2110, lostSignal: true });
+      const fresh = plainCycle(2, 1200);
+      const freeze: FaultEvent = { type: 'fault', kind: 'sigstop-worker', targets: [1], start: 105, end: 2105 };
+      const report = checkHistory([fresh, frozen, freeze]);
+      expect(report.overlaps.pairs).toBe(1);
+      expect(report.overlaps.expiredHolders).toEqual({ frozen: 1, 'lost-signalled': 0, stalled: 0 });
+      expect(report.violationCount).toBe(0);
+
+      // The same without a freeze: a holder stalled past its validity, still not unsafe.
+      const stalled = checkHistory([fresh, { ...frozen, lostSignal: false }]);
+      expect(stalled.overlaps.expiredHolders.stalled).toBe(1);
+      expect(stalled.violationCount).toBe(0);
+    });
+
+    it('never takes a token or a write from a plain cycle, whatever its fields say', () => {
+      // Were these read as fenced, they would be a token regression (token 1 twice), two accepted
+      // writes of one sequence number, and an accepted write with no final value for p.
+      const bogus = { token: '1', read: 'accepted', readSeq: 0, write: 'accepted', writeSeq: 1 } as const;
+      const p1 = plainCycle(1, 100, { ...bogus, writeStartAt: 104, writeEndAt: 106 });
+      const p2 = plainCycle(2, 120, { ...bogus, writeStartAt: 124, writeEndAt: 126 });
+      // On a fenced resource too: a plain cycle reading sequence 0 after 3 was acknowledged.
+      const onR = plainCycle(2, 200, { resource: 'r', token: '0', read: 'accepted', readSeq: 0 });
+      const report = checkHistory([...cleanHistory(), p1, p2, onR]);
+      expect(report.violations.tokenRegressions).toBe(0);
+      expect(report.violations.lostWrites).toBe(0);
+      expect(report.violations.staleWritesAccepted).toBe(0);
+      expect(report.violations.outOfOrderAccepted).toBe(0);
+      expect(report.writes.accepted).toBe(3);
+      expect(report.passed).toBe(true);
+
+      // The same cycles marked fenced are caught, so the above is not a blind checker.
+      const asFenced = [p1, p2, onR].map((c) => ({ ...c, fenced: true }));
+      const caught = checkHistory([...cleanHistory(), ...asFenced]);
+      expect(caught.violations.tokenRegressions).toBeGreaterThan(0);
+      expect(caught.violations.lostWrites).toBeGreaterThan(0);
+    });
+
+    it('refuses a fenced cycle without a token as a corrupt history', () => {
+      const { token: _token, ...noToken } = cycle(1, 1, 100, 1);
+      expect(() => checkHistory([noToken])).toThrow('has no token');
+    });
   });
 });

@@ -1,4 +1,4 @@
-import type { CycleEvent, FaultEvent } from '../history.js';
+import { fencedCycles, isFenced, type CycleEvent, type FaultEvent } from '../history.js';
 import { groupBy, PrefixMax } from './prefix-max.js';
 
 /** Why an older holder was still in its critical section when a newer one got the lock. */
@@ -11,7 +11,9 @@ export interface OverlapFindings {
   readonly expired: Record<ExpiredCause, number>;
   /** Pairs of holders whose belief intervals overlapped (each explained by an expired older holder, or unsafe). */
   readonly overlappingPairs: number;
-  /** Acquisitions whose fencing token was not above one granted before the call began. */
+  /** Of those, the pairs of two unfenced holders. */
+  readonly plainPairs: number;
+  /** Fenced acquisitions whose fencing token was not above one granted before the call began. */
   readonly tokenRegressions: string[];
 }
 
@@ -21,7 +23,17 @@ export function validEnd(c: CycleEvent): number {
 }
 
 function label(c: CycleEvent): string {
-  return `w${c.worker}#${c.cycle}(token ${c.token}, ${c.acquiredAt}..${c.releaseAt}, valid to ${Math.round(c.validUntil)})`;
+  const lock = isFenced(c) ? `token ${c.token}` : 'unfenced';
+  return `w${c.worker}#${c.cycle}(${lock}, ${c.acquiredAt}..${c.releaseAt}, valid to ${Math.round(c.validUntil)})`;
+}
+
+/**
+ * Which of two holders got the lock first: by token when both are fenced (the lock
+ * service's own order), otherwise by acquire time, the only order an unfenced lock has.
+ */
+function order(x: CycleEvent, y: CycleEvent): [CycleEvent, CycleEvent] {
+  if (isFenced(x) && isFenced(y)) return BigInt(x.token!) <= BigInt(y.token!) ? [x, y] : [y, x];
+  return x.acquiredAt <= y.acquiredAt ? [x, y] : [y, x];
 }
 
 function wasFrozen(c: CycleEvent, freezes: readonly FaultEvent[]): boolean {
@@ -31,7 +43,7 @@ function wasFrozen(c: CycleEvent, freezes: readonly FaultEvent[]): boolean {
 /**
  * Compares holders of the same resource. Belief intervals ([acquiredAt, releaseAt])
  * may overlap only when the older holder's validity had already ended (it was frozen
- * or stalled past its TTL); validity intervals must never overlap.
+ * or stalled past its TTL); validity intervals must never overlap, fenced or not.
  */
 export function checkOverlaps(cycles: readonly CycleEvent[], faults: readonly FaultEvent[]): OverlapFindings {
   const freezes = faults.filter((f) => f.kind === 'sigstop-worker' || f.kind === 'busy-worker');
@@ -39,8 +51,11 @@ export function checkOverlaps(cycles: readonly CycleEvent[], faults: readonly Fa
   const tokenRegressions: string[] = [];
   const expiredHolders = new Map<string, ExpiredCause>();
   let overlappingPairs = 0;
+  let plainPairs = 0;
 
   for (const list of groupBy(cycles, (c) => c.resource).values()) {
+    // First, so a fenced cycle without a token fails the check before order() reads it.
+    const fenced = fencedCycles(list);
     const sorted = [...list].sort((a, b) => a.acquiredAt - b.acquiredAt);
     // Sweep: `open` holds earlier holders whose belief interval has not ended yet.
     let open: CycleEvent[] = [];
@@ -48,7 +63,8 @@ export function checkOverlaps(cycles: readonly CycleEvent[], faults: readonly Fa
       open = open.filter((x) => x.releaseAt > y.acquiredAt);
       for (const x of open) {
         overlappingPairs++;
-        const [older, newer] = BigInt(x.token) <= BigInt(y.token) ? [x, y] : [y, x];
+        if (!isFenced(x) && !isFenced(y)) plainPairs++;
+        const [older, newer] = order(x, y);
         const disjoint = validEnd(x) <= y.acquiredAt || validEnd(y) <= x.acquiredAt;
         if (!disjoint) {
           unsafe.push(`${label(older)} and ${label(newer)} were both valid holders of ${y.resource}`);
@@ -60,9 +76,10 @@ export function checkOverlaps(cycles: readonly CycleEvent[], faults: readonly Fa
       open.push(y);
     }
 
-    // A token granted before this call began must be strictly lower than this call's token.
-    const granted = new PrefixMax(list.map((c) => ({ time: c.acquiredAt, value: BigInt(c.token) })));
-    for (const c of list) {
+    // A token granted before this call began must be strictly lower than this call's token
+    // (unfenced cycles have no token: they take no part in this).
+    const granted = new PrefixMax(fenced.map((c) => ({ time: c.acquiredAt, value: BigInt(c.token) })));
+    for (const c of fenced) {
       const before = granted.before(c.callAt);
       if (before >= BigInt(c.token)) {
         tokenRegressions.push(`${label(c)} got a token not above ${before}, granted before its call began`);
@@ -71,5 +88,5 @@ export function checkOverlaps(cycles: readonly CycleEvent[], faults: readonly Fa
   }
   const expired: Record<ExpiredCause, number> = { frozen: 0, 'lost-signalled': 0, stalled: 0 };
   for (const cause of expiredHolders.values()) expired[cause]++;
-  return { unsafe, expired, overlappingPairs, tokenRegressions };
+  return { unsafe, expired, overlappingPairs, plainPairs, tokenRegressions };
 }

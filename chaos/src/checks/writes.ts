@@ -1,6 +1,7 @@
-import type { CycleEvent, FinalEvent } from '../history.js';
+import { fencedCycles, type CycleEvent, type FencedCycle, type FinalEvent } from '../history.js';
 import { groupBy, PrefixMax } from './prefix-max.js';
 
+/** Counts and violations of the fenced cycles' store accesses (unfenced cycles do not touch the store). */
 export interface WriteFindings {
   readonly accepted: number;
   readonly rejected: number;
@@ -16,20 +17,20 @@ export interface WriteFindings {
   readonly lost: string[];
 }
 
-type Written = CycleEvent & { writeSeq: number; writeStartAt: number; writeEndAt: number };
+type Written = FencedCycle & { writeSeq: number; writeStartAt: number; writeEndAt: number };
 
-function label(c: CycleEvent): string {
+function label(c: FencedCycle): string {
   return `w${c.worker}#${c.cycle}(token ${c.token}, seq ${c.writeSeq ?? '-'})`;
 }
 
-function isAccepted(c: CycleEvent): c is Written {
+function isAccepted(c: FencedCycle): c is Written {
   return c.write === 'accepted' && c.writeSeq !== null && c.writeStartAt !== null && c.writeEndAt !== null;
 }
 
 /** Checks one resource's writes. */
-function checkResource(list: readonly CycleEvent[], final: FinalEvent | undefined, out: WriteFindings): void {
+function checkResource(list: readonly FencedCycle[], final: FinalEvent | undefined, out: WriteFindings): void {
   const accepted = list.filter(isAccepted);
-  const tokenOf = (c: CycleEvent): bigint => BigInt(c.token);
+  const tokenOf = (c: FencedCycle): bigint => BigInt(c.token);
 
   // Stale: a holder with a newer token already had the lock when this write was sent.
   const granted = new PrefixMax(list.map((c) => ({ time: c.acquiredAt, value: tokenOf(c) })));
@@ -77,8 +78,12 @@ function checkResource(list: readonly CycleEvent[], final: FinalEvent | undefine
   }
 }
 
-/** Fencing and durability of the protected store, judged from the cycles and the final values. */
-export function checkWrites(cycles: readonly CycleEvent[], finals: readonly FinalEvent[]): WriteFindings {
+/**
+ * Fencing and durability of the protected store, judged from the fenced cycles and the
+ * final values. Unfenced cycles have no token and write nothing: they are left out.
+ */
+export function checkWrites(all: readonly CycleEvent[], finals: readonly FinalEvent[]): WriteFindings {
+  const cycles = fencedCycles(all);
   const out: WriteFindings = {
     accepted: cycles.filter((c) => c.write === 'accepted').length,
     rejected: cycles.filter((c) => c.write === 'rejected').length,
