@@ -4,7 +4,7 @@ import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitte
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { currentLock, RedlockModule, WithLock } from '@redlock-nest/nestjs';
+import { currentLock, LockRoute, RedlockModule, WithLock } from '@redlock-nest/nestjs';
 import type { Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import { freePort, RedisServer } from '../harness/redis-server.js';
@@ -18,6 +18,7 @@ const world = {
   probe: new OverlapProbe(),
   eventLocks: [] as Array<readonly string[] | undefined>,
   rpcGates: new Map<string, { gate: Deferred; entered: Deferred }>(),
+  misplacedRouteRuns: 0,
 };
 
 @Injectable()
@@ -53,6 +54,14 @@ class StockHandlers {
     entry?.entered.resolve();
     await entry?.gate.promise;
     return { sku: data.sku, locked: currentLock()?.resources };
+  }
+
+  // A mistake: @LockRoute takes its key from an HTTP request, and this handler never gets one.
+  @MessagePattern('stock.audit')
+  @LockRoute('stock:<sku>')
+  audit() {
+    world.misplacedRouteRuns++;
+    return 'ran';
   }
 }
 
@@ -139,5 +148,11 @@ describe('@WithLock in scheduler, event and microservice handlers', () => {
     entry.gate.resolve();
     expect(await first).toEqual({ sku, locked: [`stock:${sku}`] });
     expect(await lastValueFrom(client.send('stock.reserve', { sku }))).toEqual({ sku, locked: [`stock:${sku}`] });
+  });
+
+  it('refuses a @LockRoute handler reached by a message instead of running it unlocked', async () => {
+    const failed = await rejection(lastValueFrom(client.send('stock.audit', { sku: unique('sku') })));
+    expect(failed).toMatchObject({ status: 'error' });
+    expect(world.misplacedRouteRuns).toBe(0);
   });
 });

@@ -105,6 +105,17 @@ describe('sample app: two instances, one orders database, three Redis nodes', ()
     expect(order.body.payments).toHaveLength(1);
   });
 
+  it('shows the lock events of a payment on GET /locks/events, without tokens', async () => {
+    const paid = await http(0).post('/orders/8/pay');
+    expect(paid.status).toBe(201);
+    const events = (await http(0).get('/locks/events')).body as Array<{ event: string; resources: string[]; detail: string }>;
+    // The route's lock on the order: acquired (fenced), reused by the service's @WithLock, then released.
+    const mine = events.filter((e) => e.resources.includes('order:8')).map((e) => e.event);
+    expect(mine).toEqual(['acquire', 'acquired', 'release']);
+    expect(events.find((e) => e.event === 'acquired' && e.resources.includes('order:8'))!.detail).toMatch(/fenced/);
+    expect(JSON.stringify(events)).not.toMatch(/value|token/i);
+  });
+
   it('answers 409 with Retry-After while someone else holds the order, and pays once it is free', async () => {
     const lock = await outsider.acquire('order:2', 20_000);
     const busy = await http(0).post('/orders/2/pay');

@@ -62,3 +62,25 @@ export class FencingUnavailableError extends RedlockArgumentError {
     this.resources = resources;
   }
 }
+
+/**
+ * `@LockRoute` sits on a handler that was called outside HTTP (a microservice message, a
+ * WebSocket event, a GraphQL resolver). Its key comes from an HTTP request, so there is nothing
+ * to lock on: the call is refused instead of running unlocked. Use `@WithLock` there, whose key
+ * comes from the method's arguments.
+ *
+ * @example
+ * ```ts
+ * @MessagePattern('orders.pay')
+ * @WithLock('order:<data.id>') // not @LockRoute
+ * pay(@Payload() data: { id: string }) { ... }
+ * ```
+ */
+export class LockRouteContextError extends RedlockArgumentError {
+  constructor(where: string, type: string) {
+    super(
+      `@LockRoute on ${where} was called in a '${type}' context: its key comes from an HTTP request, so it only ` +
+        "works on HTTP routes. Use @WithLock('key:<param>') on this handler instead. The handler was not run.",
+    );
+  }
+}

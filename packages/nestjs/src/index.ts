@@ -22,5 +22,5 @@ export { RedlockGuard } from './redlock.guard.js';
 export { RedlockInterceptor } from './redlock.interceptor.js';
 export { LockConflictException, LockUnavailableException, type LockConflictBody } from './redlock-http.exceptions.js';
 export { RedlockExceptionFilter } from './redlock-exception.filter.js';
-export { FencingUnavailableError, LockKeyError, RedlockModuleNotInitializedError } from './errors.js';
+export { FencingUnavailableError, LockKeyError, LockRouteContextError, RedlockModuleNotInitializedError } from './errors.js';
 export { LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';

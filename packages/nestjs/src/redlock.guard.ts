@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { LockNotAcquiredError, QuorumUnavailableError } from '@redlock-nest/core';
 import { LOCK_ROUTE_METADATA, ROUTE_LOCK_HOLD } from './constants.js';
-import { LockKeyError, RedlockModuleNotInitializedError } from './errors.js';
+import { LockKeyError, LockRouteContextError, RedlockModuleNotInitializedError } from './errors.js';
 import { onResponseClose, setResponseHeader } from './http-response.js';
 import { toUsingOptions } from './lock-call-options.js';
 import type { LockRouteDefinition } from './lock-route.decorator.js';
@@ -42,7 +42,11 @@ export class RedlockGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const route = this.routeDefinition(context);
-    if (!route || context.getType() !== 'http') return true;
+    if (!route) return true;
+    // Never run a @LockRoute handler unlocked because it was reached some other way.
+    if (context.getType() !== 'http') {
+      throw new LockRouteContextError(`${context.getClass().name}.${context.getHandler().name}`, context.getType());
+    }
     const http = context.switchToHttp();
     const request = http.getRequest<Record<symbol, unknown>>();
     const response = http.getResponse<unknown>();

@@ -4,6 +4,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { RedlockModule } from '@redlock-nest/nestjs';
 import { HealthModule } from '../health/health.module.js';
 import { JobsModule } from '../jobs/jobs.module.js';
+import { LockEventsModule } from '../lock-events/lock-events.module.js';
 import { OrdersHttpModule } from '../orders/orders-http.module.js';
 import { LockErrorsFilter } from '../payments/lock-errors.filter.js';
 import { AppConfig } from './app-config.js';
@@ -34,6 +35,7 @@ export class AppModule {
         OrdersHttpModule.forConfig(config),
         JobsModule,
         HealthModule,
+        LockEventsModule,
       ],
       // RedlockExceptionFilter, with stale writes marked for the demo (see LockErrorsFilter).
       providers: [{ provide: APP_FILTER, useClass: LockErrorsFilter }],

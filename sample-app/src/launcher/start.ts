@@ -64,6 +64,7 @@ async function main(): Promise<void> {
       `  curl -s -X POST ${url}/orders/1/pay     # 201 paid, then 200 already paid`,
       `  curl -s ${url}/orders/1`,
       `  curl -s ${url}/health`,
+      `  curl -s ${url}/locks/events`,
       '',
       'Press Ctrl-C to stop.',
     ];
