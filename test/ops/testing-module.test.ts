@@ -135,6 +135,36 @@ describe('RedlockTestingModule', () => {
     expect(locks.loseLock('export:7')).toBe(false);
   });
 
+  it("emits the core's typed events, so metrics and logging code can be tested without Redis", async () => {
+    const seen: string[] = [];
+    const offs = (['acquire', 'wait', 'acquired', 'extend', 'lost', 'release', 'failure'] as const).map((event) =>
+      locks.redlock.on(event, (e) => seen.push(`${event}:${e.resources.join(',')}`)),
+    );
+    try {
+      await orders.pay('8');
+      const other = locks.holdElsewhere('order:9', 30_000);
+      await rejection(orders.pay('9'));
+      const waiting = orders.payWaiting('9');
+      await new Promise((resolve) => setImmediate(resolve)); // the call reaches its wait
+      other.release();
+      await waiting;
+      const gate = deferred();
+      const call = orders.longExport('10', gate.promise);
+      await locks.whenHeld('export:10');
+      locks.loseLock('export:10');
+      gate.resolve();
+      await rejection(call);
+    } finally {
+      for (const off of offs) off();
+    }
+    expect(seen).toEqual([
+      'acquire:order:8', 'acquired:order:8', 'release:order:8',
+      'acquire:order:9', 'failure:order:9',
+      'acquire:order:9', 'wait:order:9', 'acquired:order:9', 'release:order:9',
+      'acquire:export:10', 'acquired:export:10', 'lost:export:10', 'release:export:10',
+    ]);
+  });
+
   it('simulates a Redis outage: QuorumUnavailableError, and 503 on a @LockRoute', async () => {
     locks.setUnavailable(true);
     try {

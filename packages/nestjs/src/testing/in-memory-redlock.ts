@@ -5,10 +5,13 @@ import {
   QuorumUnavailableError,
   RedlockArgumentError,
   RedlockClosedError,
+  RedlockEmitter,
   runWithLock,
   type AcquireOptions,
   type LockLostReason,
   type NodeOutcome,
+  type RedlockEventMap,
+  type RedlockEventName,
   type UsingOptions,
 } from '@redlock-nest/core';
 import { InMemoryLockTable } from './in-memory-lock-table.js';
@@ -31,13 +34,19 @@ function normalize(resource: unknown): string[] {
   return [...new Set(list as string[])];
 }
 
+function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
+}
+
 /**
  * A stand-in for the core `Redlock` with the same `acquire` / `tryAcquire` / `using` / `close`
  * contract, backed by an {@link InMemoryLockTable} instead of Redis. Hands out real core `Lock`
- * objects (signal, fencing token, extend, release), so code under test sees the same API.
+ * objects (signal, fencing token, extend, release), so code under test sees the same API, and
+ * emits the same typed events (`acquire`, `wait`, `acquired`, `extend`, `lost`, `release`,
+ * `failure`), so metrics and logging code built on them can be unit-tested too.
  * For unit tests only: it locks nothing across processes.
  */
-export class InMemoryRedlock {
+export class InMemoryRedlock extends RedlockEmitter {
   /** The table; the testing service's helpers act on it directly. */
   readonly table = new InMemoryLockTable();
   /** Always 1: the table is one "node". */
@@ -52,15 +61,44 @@ export class InMemoryRedlock {
     /** How long a contended acquisition waits when the call sets neither `retry: false` nor `timeoutMs`. */
     private readonly defaultWaitMs: number,
   ) {
+    super();
     this.ops = {
       extend: async (lock, ttlMs) => {
-        if (!this.table.extend(lock.resources, lock.value, ttlMs)) throw lock.lose('not-owner', [{ node: NODE, status: 'absent' }]);
+        const start = performance.now();
+        const ok = this.table.extend(lock.resources, lock.value, ttlMs);
+        const nodes: NodeOutcome[] = [{ node: NODE, status: ok ? 'ok' : 'absent' }];
+        const report = (error: string | undefined): void =>
+          this.notify('extend', () => ({ resources: lock.resources, ttlMs, ok: !error, durationMs: performance.now() - start, error, nodes }));
+        if (!ok) {
+          const lost = lock.lose('not-owner', nodes);
+          report(lost.name);
+          throw lost;
+        }
         lock.setExpiry(performance.now() + ttlMs);
+        report(undefined);
       },
       release: async (lock) => {
+        const start = performance.now();
         this.active.delete(lock);
         const released = this.table.release(lock.resources, lock.value) > 0 ? 1 : 0;
-        return { released, nodes: [{ node: NODE, status: released ? 'ok' : 'absent' }] };
+        const nodes: NodeOutcome[] = [{ node: NODE, status: released ? 'ok' : 'absent' }];
+        this.notify('release', () => ({
+          resources: lock.resources,
+          heldMs: start - lock.acquiredAtMono,
+          durationMs: performance.now() - start,
+          released,
+          nodes,
+        }));
+        return { released, nodes };
+      },
+      lost: (lock, error) => {
+        this.active.delete(lock);
+        this.notify('lost', () => ({
+          resources: lock.resources,
+          reason: error.reason,
+          heldMs: performance.now() - lock.acquiredAtMono,
+          nodes: error.nodes,
+        }));
       },
     };
   }
@@ -81,9 +119,43 @@ export class InMemoryRedlock {
   async acquire(resource: string | readonly string[], ttlMs: number, options: AcquireOptions = {}): Promise<Lock> {
     const resources = normalize(resource);
     if (!Number.isInteger(ttlMs) || ttlMs < 1) fail(`ttlMs must be a whole number of ms ≥ 1, got ${String(ttlMs)}.`);
+    this.notify('acquire', () => ({ resources, ttlMs }));
+    const start = performance.now();
+    const progress = { attempts: 0, waitedMs: 0 };
+    try {
+      const lock = await this.attempts(resources, ttlMs, options, progress);
+      this.notify('acquired', () => ({
+        resources,
+        ttlMs,
+        attempts: progress.attempts,
+        durationMs: performance.now() - start,
+        waitedMs: progress.waitedMs,
+        fencing: options.fencing === true,
+        nodes: lock.acquireNodes,
+      }));
+      return lock;
+    } catch (err) {
+      this.notify('failure', () => ({
+        resources,
+        attempts: progress.attempts,
+        durationMs: performance.now() - start,
+        error: errorName(err),
+        nodes: ((err as { nodes?: readonly NodeOutcome[] } | null)?.nodes) ?? [],
+      }));
+      throw err;
+    }
+  }
+
+  private async attempts(
+    resources: readonly string[],
+    ttlMs: number,
+    options: AcquireOptions,
+    progress: { attempts: number; waitedMs: number },
+  ): Promise<Lock> {
     const waitMs = options.retry === false ? 0 : (options.timeoutMs ?? this.defaultWaitMs);
     const deadline = performance.now() + waitMs;
     for (let attempt = 1; ; attempt++) {
+      progress.attempts = attempt;
       options.signal?.throwIfAborted();
       if (this.closed) throw new RedlockClosedError();
       if (this.unavailable) {
@@ -98,8 +170,24 @@ export class InMemoryRedlock {
         const nodes: NodeOutcome[] = [{ node: NODE, status: 'held', ttlMs: taken.retryAfterMs }];
         throw new LockNotAcquiredError({ resources, attempts: attempt, nodes, retryAfterMs: taken.retryAfterMs });
       }
-      await this.waitForChange(Math.min(remaining, taken.retryAfterMs), options.signal);
+      const delayMs = Math.min(remaining, taken.retryAfterMs);
+      this.notify('wait', () => ({
+        resources,
+        attempt,
+        delayMs,
+        retryAfterMs: taken.retryAfterMs,
+        nodes: [{ node: NODE, status: 'held', ttlMs: taken.retryAfterMs }],
+      }));
+      const waitStart = performance.now();
+      await this.waitForChange(delayMs, options.signal).finally(() => {
+        progress.waitedMs += performance.now() - waitStart;
+      });
     }
+  }
+
+  /** Emits `event` with the payload `build()` returns, building it only if someone listens. */
+  private notify<E extends RedlockEventName>(event: E, build: () => RedlockEventMap[E]): void {
+    if (this.hasListeners(event)) this.emit(event, build());
   }
 
   /**
