@@ -206,5 +206,4 @@ export class LockNode {
     if (ready) await this.settleInFlight(timeoutMs * 2);
     await endConnection(this.client, ready, timeoutMs * 2);
   }
-
 }

@@ -282,18 +282,17 @@ export class Redlock extends RedlockTelemetry {
    * address of another node) fails every later operation instead of going unnoticed.
    */
   private recheckWhenReachable(check: Promise<NodeReport[]>, reports: readonly NodeReport[]): void {
-    let armed = false;
+    // The first of the missing nodes to connect re-runs the check (for all nodes); the
+    // others' callbacks then find a newer check in place and do nothing.
+    const recheck = (): void => {
+      if (this.closing || this.independence !== check) return;
+      this.independence = undefined;
+      // Handled here; an operation that awaits the stored check sees the same outcome.
+      this.checkIndependence().catch(() => undefined);
+    };
+    // Event-driven only: a node that answers TCP but not INFO (paused) is not polled.
     reports.forEach((report, i) => {
-      if (report.reachable || armed) return;
-      armed = true;
-      const recheck = (): void => {
-        if (this.closing || this.independence !== check) return;
-        this.independence = undefined;
-        // Handled here; an operation that awaits the stored check sees the same outcome.
-        this.checkIndependence().catch(() => undefined);
-      };
-      // Event-driven only: a node that answers TCP but not INFO (paused) is not polled.
-      this.nodes[i]!.onNextReady(recheck);
+      if (!report.reachable) this.nodes[i]!.onNextReady(recheck);
     });
   }
 
