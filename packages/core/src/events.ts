@@ -183,6 +183,11 @@ export class RedlockEmitter {
     return this.listeners.has(event);
   }
 
+  /** Emits `event` with the payload `build()` returns, building it only if someone listens. */
+  protected notify<E extends RedlockEventName>(event: E, build: () => RedlockEventMap[E]): void {
+    if (this.hasListeners(event)) this.emit(event, build());
+  }
+
   /** Calls every listener of `event`; a throwing listener is reported, never rethrown. */
   protected emit<E extends RedlockEventName>(event: E, payload: RedlockEventMap[E]): void {
     const list = this.listeners.get(event);

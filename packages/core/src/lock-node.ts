@@ -97,12 +97,12 @@ export class LockNode {
 
   /** Runs `script` with `keys` and `args`. Rejects with the client's error. */
   run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
-    return this.track(this.sendScript(script, keys, args));
+    return this.call(() => this.sendScript(script, keys, args));
   }
 
   /**
-   * Sends one plain command (no script), with what scripts get: connect on first use,
-   * this tick's batching, and close() letting it land first.
+   * Sends a command (scripts go through here too): connect on first use, this tick's
+   * batching, and close() letting it land first.
    */
   call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
     if (this.client.status !== 'ready') return this.track(this.connect().then(() => this.issue(command)));
@@ -146,8 +146,6 @@ export class LockNode {
   }
 
   private async sendScript(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
-    if (this.client.status !== 'ready') await this.connect();
-    this.corkForTick();
     // The first use of a script on a connection sends it in full. Relying on the NOSCRIPT
     // fallback alone reorders commands: the re-sent EVAL runs after whatever was sent
     // meanwhile, e.g. a release overtaking the acquire it must undo (leaving the key set).

@@ -184,11 +184,6 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
     this.options.onWarning(`a '${event}' event listener threw: ${err instanceof Error ? err.message : String(err)}`);
   }
 
-  /** Emits `event` with the payload `build()` returns, building it only if someone listens. */
-  protected notify<E extends RedlockEventName>(event: E, build: () => RedlockEventMap[E]): void {
-    if (this.hasListeners(event)) this.emit(event, build());
-  }
-
   /** A probe for one acquisition, or undefined when nothing observes acquisitions. */
   protected startAcquire(resources: readonly string[], ttlMs: number, fencing: boolean): AcquireProbe | undefined {
     const span = this.span('redlock.acquire', () => this.baseAttributes(resources.length, ttlMs));

@@ -10,8 +10,6 @@ import {
   type AcquireOptions,
   type LockLostReason,
   type NodeOutcome,
-  type RedlockEventMap,
-  type RedlockEventName,
   type UsingOptions,
 } from '@redlock-nest/core';
 import { InMemoryLockTable } from './in-memory-lock-table.js';
@@ -183,11 +181,6 @@ export class InMemoryRedlock extends RedlockEmitter {
         progress.waitedMs += performance.now() - waitStart;
       });
     }
-  }
-
-  /** Emits `event` with the payload `build()` returns, building it only if someone listens. */
-  private notify<E extends RedlockEventName>(event: E, build: () => RedlockEventMap[E]): void {
-    if (this.hasListeners(event)) this.emit(event, build());
   }
 
   /**
