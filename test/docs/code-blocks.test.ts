@@ -1,0 +1,94 @@
+/**
+ * Every TypeScript code block in README.md and docs/ compiles as written against the built
+ * packages (`npm run build` first; `npm test` does). A block that is deliberately not a module
+ * is fenced as ```` ```ts fragment ```` and counted; keep those rare. Blocks of one page can
+ * import each other by naming their file (a first line `// orders.service.ts`).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { extractCodeBlocks, type CodeBlock } from './markdown-code-blocks.js';
+import { formatDiagnostic, typeCheckBlocks } from './type-check-blocks.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Hand-written pages only. docs/api/README.md is generated from the JSDoc by `npm run docs`
+ * (docs/api/build-index.mjs), whose examples are the `@example` blocks of the sources.
+ */
+const GENERATED = new Set(['docs/api/README.md']);
+
+function markdownFiles(): string[] {
+  const found = ['README.md'];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.md') && !GENERATED.has(path)) found.push(path);
+    }
+  };
+  walk('docs');
+  return found;
+}
+
+const files = markdownFiles();
+const blocks: CodeBlock[] = files.flatMap((file) => extractCodeBlocks(file, readFileSync(join(root, file), 'utf8')));
+const compiled = blocks.filter((b) => !b.fragment);
+const fragments = blocks.filter((b) => b.fragment);
+
+describe('documentation code blocks', () => {
+  it(`type-check: ${compiled.length} TypeScript blocks in ${files.length} files compile against the built packages (${fragments.length} marked fragment)`, () => {
+    for (const dist of ['packages/core/dist/index.d.ts', 'packages/nestjs/dist/index.d.ts']) {
+      if (!existsSync(join(root, dist))) throw new Error(`${dist} is missing: run \`npm run build\` first (npm test does)`);
+    }
+    const diagnostics = typeCheckBlocks(root, blocks);
+    expect(diagnostics.map(formatDiagnostic)).toEqual([]);
+  });
+
+  it('finds the blocks of every page that has some, and keeps fragments rare', () => {
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/nestjs.md', 'docs/fencing.md', 'docs/testing.md']));
+    for (const file of ['README.md', 'docs/nestjs.md', 'docs/fencing.md', 'docs/observability.md', 'docs/security.md', 'docs/testing.md']) {
+      expect(compiled.some((b) => b.file === file)).toBe(true);
+    }
+    expect(fragments.length).toBeLessThanOrEqual(Math.max(2, Math.floor(blocks.length / 10)));
+  });
+
+  it('reports a block that does not compile by file and line, and ignores fragments and other languages', () => {
+    const page = [
+      '# Page', // 1
+      '', // 2
+      '```ts', // 3
+      "import { Redlock } from '@redlock-nest/core';", // 4
+      "const redlock = new Redlock(['redis://a:6379']);", // 5
+      "const ttl: string = redlock.acquire('x', 1_000);", // 6: wrong type
+      '```', // 7
+      '', // 8
+      '```ts fragment', // 9
+      'lock.resources; lock.expiration;', // 10
+      '```', // 11
+      '```bash', // 12
+      'npm test', // 13
+      '```', // 14
+      '```typescript', // 15
+      '// helper.ts', // 16
+      'export const answer = 42;', // 17
+      '```', // 18
+      '```ts', // 19
+      "import { answer } from './helper.js';", // 20
+      'export const doubled: number = answer * 2;', // 21
+      '```', // 22
+    ].join('\n');
+    const found = extractCodeBlocks('docs/example.md', page);
+    expect(found.map((b) => [b.line, b.fragment, b.moduleName])).toEqual([
+      [3, false, undefined],
+      [9, true, undefined],
+      [15, false, 'helper.ts'],
+      [19, false, undefined],
+    ]);
+
+    const messages = typeCheckBlocks(root, found).map(formatDiagnostic);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatch(/^docs\/example\.md:6 \(block at line 3\): TS2322 Type 'Promise<Lock>' is not assignable to type 'string'/);
+  });
+});
