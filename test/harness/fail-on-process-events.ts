@@ -73,8 +73,15 @@ export function allowProcessWarning(match: (warning: Error) => boolean): void {
 }
 
 function describeEvent({ kind, error }: Recorded): string {
-  const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
-  return `${kind}: ${text}`;
+  // Not `instanceof Error`: warnings are created in Node's main context, whose Error differs from the test's.
+  const { stack } = (error ?? {}) as { stack?: unknown };
+  const text = typeof stack === 'string' ? stack : String(error);
+  // Node's warnings carry an optional code and detail (jest's JEST-01 explains itself there).
+  const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
+  const lines = [`${kind}: ${text}`, code ? `code: ${String(code)}` : '', typeof detail === 'string' ? detail : ''].filter(Boolean);
+  // Prefixed, so that jest keeps the event's own stack in the message (it trims lines that look
+  // like a stack trace, node_modules frames included, which are often where the cause shows).
+  return lines.join('\n').replace(/^/gm, '  | ');
 }
 
 /** Throws (failing the current test or the file) when anything was recorded; clears the record. */
@@ -83,7 +90,10 @@ function failOnRecorded(when: string): void {
   if (recorded.length === 0) return;
   const events = recorded.splice(0).map(describeEvent);
   pendingRejections.clear();
-  throw new Error(`The process reported ${events.length} event(s) ${when}; each is a bug (fix its cause):\n\n${events.join('\n\n')}`);
+  throw new Error(
+    `The process reported ${events.length} event(s) ${when}; each is a bug (fix its cause). ` +
+      `An event can also come from work an earlier test left running:\n\n${events.join('\n\n')}`,
+  );
 }
 
 afterEach(async () => {

@@ -48,6 +48,8 @@ describe('fail-on-process-events (every test file)', () => {
       ['after the events: passes', 'passed'],
     ]);
     expect(failure('warning: fails')).toMatch(/warning: MaxListenersExceededWarning/);
+    // The warning's own stack is kept, so the line that caused it is named.
+    expect(failure('warning: fails')).toMatch(/process-events\.fixture\.ts:\d+/);
     expect(failure('unhandled rejection: fails')).toMatch(/unhandledRejection: Error: fixture rejection/);
     expect(failure('uncaught exception: fails')).toMatch(/uncaughtException: Error: fixture uncaught/);
   });
