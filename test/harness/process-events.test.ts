@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CHILD_GUARD_ARGS } from './child-process-guard.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -52,5 +53,18 @@ describe('fail-on-process-events (every test file)', () => {
     expect(failure('warning: fails')).toMatch(/process-events\.fixture\.ts:\d+/);
     expect(failure('unhandled rejection: fails')).toMatch(/unhandledRejection: Error: fixture rejection/);
     expect(failure('uncaught exception: fails')).toMatch(/uncaughtException: Error: fixture uncaught/);
+  });
+
+  it('makes a spawned Node.js child exit 1 after a process warning, even when it exits 0 itself', () => {
+    const run = (script: string) =>
+      spawnSync(process.execPath, [...CHILD_GUARD_ARGS, '--input-type=module', '-e', script], {
+        env: { ...process.env, NODE_OPTIONS: '' },
+        encoding: 'utf8',
+      });
+    const warned = run("process.emitWarning('child warning'); setImmediate(() => process.exit(0));");
+    expect(warned.status).toBe(1);
+    expect(warned.stderr).toContain('process warning (fails this child): Warning: child warning');
+    const clean = run("console.log('ok');");
+    expect({ status: clean.status, stdout: clean.stdout, stderr: clean.stderr }).toEqual({ status: 0, stdout: 'ok\n', stderr: '' });
   });
 });
