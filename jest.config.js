@@ -13,6 +13,8 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/test/tsconfig.json', diagnostics: false }],
   },
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],
+  // Every test file: a test fails on any unhandledRejection, uncaughtException or process warning.
+  setupFilesAfterEnv: ['<rootDir>/test/harness/fail-on-process-events.ts'],
   testTimeout: 30000,
   // Tests share 2 cores and spawn their own redis-servers: run files one at a time.
   maxWorkers: 1,

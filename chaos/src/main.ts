@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONFIG, SHORT_CONFIG, type ChaosConfig } from './config.js';
+import { exitCodeWithWarnings, failOnProcessWarnings } from './process-warnings.js';
 import { formatReport } from './report-table.js';
 import { runChaos } from './run-chaos.js';
 
@@ -60,11 +61,12 @@ async function soak(): Promise<number> {
   return runSoak({ cycles: num(values.cycles, 'cycles'), out: values.out });
 }
 
+failOnProcessWarnings(values.soak ? 'soak' : 'chaos');
 if (values.soak) {
   // No process.exit: the soak's last claim is that, once closed, nothing keeps the process alive.
   soak().then(
     (code) => {
-      process.exitCode = code;
+      process.exitCode = exitCodeWithWarnings(code);
     },
     (err: unknown) => {
       console.error(err);
@@ -73,7 +75,7 @@ if (values.soak) {
   );
 } else {
   chaos().then(
-    (code) => process.exit(code),
+    (code) => process.exit(exitCodeWithWarnings(code)),
     (err: unknown) => {
       console.error(err);
       process.exit(1);

@@ -8,6 +8,7 @@ import { createWriteStream } from 'node:fs';
 import { Redis } from 'ioredis';
 import { Redlock, RedisFencedStore, type Lock } from '@redlock-nest/core';
 import { seededRandom } from './config.js';
+import { failOnProcessWarnings } from './process-warnings.js';
 import { CriticalSection, type BusyFreeze } from './critical-section.js';
 import type { CycleEvent, ErrorEvent, HistoryEvent } from './history.js';
 import { WORKER_CONFIG_ENV, type FromWorker, type ToWorker, type WorkerConfig } from './worker-config.js';
@@ -22,6 +23,11 @@ const send = (m: FromWorker): void => {
   // After the orchestrator is gone there is nobody to tell.
   if (process.connected) process.send?.(m);
 };
+failOnProcessWarnings(`worker ${cfg.id}`, (message) => {
+  console.error(message);
+  send({ type: 'failed', message });
+  process.exitCode = 1;
+});
 
 const history = createWriteStream(cfg.historyFile, { flags: 'a' });
 const record = (e: HistoryEvent): void => {

@@ -9,24 +9,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ChaosReport } from '../../chaos/src/checker.js';
+import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { CHAOS_MAIN, buildChaosCli, runNode } from './chaos-cli.js';
 
 describe('chaos (short mode)', () => {
   let dir: string;
   let report: ChaosReport;
   let output: string;
+  let status: number | null;
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'redlock-chaos-test-'));
     buildChaosCli();
     const out = join(dir, 'report.json');
-    const chaos = runNode([CHAOS_MAIN, '--short', '--out', out], 90_000);
+    const chaos = runNode([...CHILD_GUARD_ARGS, CHAOS_MAIN, '--short', '--out', out], 90_000);
     output = chaos.output;
+    status = chaos.status;
     report = (JSON.parse(readFileSync(out, 'utf8')) as { report: ChaosReport }).report;
   }, 200_000);
 
   afterAll(() => {
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('exits 0: no violation, and no process warning in the orchestrator or a worker', () => {
+    expect({ status, warnings: output.match(/process warning.*/g) ?? [] }).toEqual({ status: 0, warnings: [] });
   });
 
   it('completes lock cycles in every worker', () => {

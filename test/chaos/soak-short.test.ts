@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SoakReport } from '../../chaos/src/soak.js';
+import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { CHAOS_MAIN, buildChaosCli, runNode, type CliRun } from './chaos-cli.js';
 
 describe('soak (short)', () => {
@@ -21,7 +22,7 @@ describe('soak (short)', () => {
     dir = mkdtempSync(join(tmpdir(), 'redlock-soak-test-'));
     buildChaosCli();
     const out = join(dir, 'soak.json');
-    run = runNode(['--expose-gc', CHAOS_MAIN, '--soak', '--cycles', '20000', '--out', out], 120_000);
+    run = runNode([...CHILD_GUARD_ARGS, '--expose-gc', CHAOS_MAIN, '--soak', '--cycles', '20000', '--out', out], 120_000);
     report = JSON.parse(readFileSync(out, 'utf8')) as SoakReport;
   }, 250_000);
 

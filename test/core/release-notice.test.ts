@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Redlock, type Lock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
 import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
+import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { RedisCluster } from '../harness/redis-server.js';
 import { fastClient, lockKey, uniqueResource, until } from './helpers.js';
 
@@ -259,7 +260,7 @@ describe('release notices', () => {
       if (waiter.notices.stats.notice !== 1) throw new Error('not woken by the notice');
       console.log('closed');
     `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...CHILD_GUARD_ARGS, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     // If anything kept the event loop alive, the child never exits and the test times out.

@@ -1,5 +1,6 @@
 /**
- * The scenario of Kleppmann's critique (the seed's sections 6-7), end to end: holder A
+ * The scenario of Martin Kleppmann's "How to do distributed locking" (a process pause, then
+ * fencing tokens), end to end: holder A
  * acquires, is frozen longer than its TTL, B acquires and writes with its token, A wakes
  * and writes believing it still holds the lock. The fenced store rejects A's write and
  * keeps B's data.

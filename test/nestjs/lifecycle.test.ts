@@ -13,6 +13,7 @@ import {
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
+import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { deferred, directClient, lockKey, rejection, unique } from './helpers.js';
 
@@ -96,7 +97,7 @@ describe('module lifecycle', () => {
       await app.close();
       console.log('closed');
     `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    const child = spawn(process.execPath, [...CHILD_GUARD_ARGS, '--input-type=module', '-e', script], {
       cwd: new URL('../..', import.meta.url),
       env: { ...process.env, NODE_OPTIONS: '', LOCK_URL: redis.url },
       stdio: ['ignore', 'pipe', 'pipe'],

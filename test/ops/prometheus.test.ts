@@ -29,7 +29,7 @@ describe('Prometheus recipe', () => {
   it('is shown verbatim in docs/observability.md', () => {
     const recipe = readFileSync(new URL('test/ops/prometheus-recipe.ts', root), 'utf8');
     const page = readFileSync(new URL('docs/observability.md', root), 'utf8');
-    expect(page).toContain('```ts\n' + recipe + '```');
+    expect(page).toContain('```ts title="redlock-metrics.ts"\n' + recipe + '```');
   });
 
   it('records acquisition latency, waits, contention and lost locks from the events', async () => {

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -24,7 +25,7 @@ export interface Run {
 
 /** Runs `node <script> ...args` from the repository root. */
 export function runNode(script: string, args: readonly string[], env: NodeJS.ProcessEnv): Run {
-  const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CHILD_GUARD_ARGS, script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const listeners = new Set<() => void>();

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { QuorumUnavailableError, Redlock } from '@redlock-nest/core';
+import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { makePki, startTlsServer, type Pki, type TlsServer } from './tls-fixture.js';
 import { lockWorkflow } from './workflow.js';
 
@@ -62,7 +63,7 @@ describe('TLS', () => {
       const { released } = await lock.release();
       await redlock.close();
       console.log('token=' + lock.fencingToken + ' released=' + released);`;
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    const child = spawnSync(process.execPath, [...CHILD_GUARD_ARGS, '--input-type=module', '-e', script], {
       cwd: process.cwd(),
       env: { ...process.env, NODE_EXTRA_CA_CERTS: pki.caFile, NODE_OPTIONS: '' },
       encoding: 'utf8',
@@ -70,6 +71,7 @@ describe('TLS', () => {
     });
     expect(child.stderr).toBe('');
     expect(child.stdout).toMatch(/token=\d+ released=[23]/);
+    expect(child.status).toBe(0);
   });
 
   it('refuses a server whose certificate it cannot verify', async () => {
@@ -100,13 +102,14 @@ describe('TLS', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 300));
       console.log('uncaught=' + uncaught + ' quorum=' + quorum);`;
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    const child = spawnSync(process.execPath, [...CHILD_GUARD_ARGS, '--input-type=module', '-e', script], {
       cwd: process.cwd(),
       env: { ...process.env, NODE_OPTIONS: '' },
       encoding: 'utf8',
       timeout: 60_000,
     });
     expect(child.stdout.trim()).toBe('uncaught=0 quorum=60');
+    expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 0, stderr: '' });
   }, 70_000);
 
   it('cannot talk plain TCP to a TLS-only node', async () => {

@@ -51,10 +51,10 @@ function checkToken(token: unknown): bigint {
 }
 
 /**
- * The resource side of fencing for data kept in Redis (the seed's section 7): every
- * access carries the lock's fencing token, and the store refuses a token lower than
- * one it has already seen, with a {@link StaleFencingTokenError}: a write is never
- * silently dropped.
+ * The resource side of fencing for data kept in Redis (fencing tokens as Martin Kleppmann's
+ * "How to do distributed locking" describes them): every access carries the lock's
+ * fencing token, and the store refuses a token lower than one it has already seen, with
+ * a {@link StaleFencingTokenError}: a write is never silently dropped.
  *
  * For read-modify-write, read with the token too (`readForUpdate`): that records the
  * token, so a paused older holder that read before us cannot write after us.

@@ -53,8 +53,8 @@ function mayHold(outcome: NodeOutcome): boolean {
 }
 
 /**
- * Redlock over N independent Redis nodes (N = 1 is the single-instance lock of the
- * seed's section 8: an efficiency lock, no fault tolerance).
+ * Redlock over N independent Redis nodes (N = 1 is the single-instance lock of the Redis
+ * distributed-locks page: an efficiency lock, no fault tolerance).
  *
  * @example
  * ```ts

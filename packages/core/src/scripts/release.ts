@@ -2,9 +2,10 @@ import { defineScript, type LockNode } from '../lock-node.js';
 import type { ParsedReply } from '../round.js';
 
 /**
- * Owner-checked delete (the seed's section 3): a key is deleted only if it still
- * holds our token, so a late release never frees someone else's lock. Each delete
- * is published on a channel named after the key, which waiters subscribe to.
+ * Owner-checked delete (the release script of the Redis distributed-locks page, "Redlock"):
+ * a key is deleted only if it still holds our token, so a late release never frees
+ * someone else's lock. Each delete is published on a channel named after the key, which
+ * waiters subscribe to.
  *
  * KEYS: lock keys; ARGV: owner token. Returns how many keys were deleted.
  */
