@@ -7,9 +7,9 @@ import { NODE_FAULTS, WORKER_FREEZES, type ErrorEvent, type FaultEvent } from '.
 export const DOWN_LEAD_MS = 250;
 /**
  * ... until a while after its recorded end: a restarted node accepts connections at once,
- * but each client reconnects on its own backoff (the library's clients: at most 1 s apart).
+ * but each client reconnects on its own backoff (the library's clients: at most 1 s apart, plus the connect itself on a loaded machine).
  */
-export const RECONNECT_GRACE_MS = 1_000;
+export const RECONNECT_GRACE_MS = 1_500;
 
 /**
  * `QuorumUnavailableError`s that the nemesis' own timeline cannot explain: during the whole
