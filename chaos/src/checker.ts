@@ -1,7 +1,8 @@
+import { checkFalseOutages } from './checks/false-outage.js';
 import { checkOverlaps, type ExpiredCause } from './checks/overlaps.js';
 import { checkQuorum, type QuorumFindings } from './checks/quorum.js';
 import { checkWrites } from './checks/writes.js';
-import { isFenced, type CycleEvent, type ErrorEvent, type FaultEvent, type FaultKind, type FinalEvent, type HistoryEvent } from './history.js';
+import { isFenced, type CycleEvent, type ErrorEvent, type FaultEvent, type FaultKind, type FinalEvent, type HistoryEvent, type SetupEvent } from './history.js';
 
 /** Quorum loss must be reported faster than this (the issue's target). */
 export const QUORUM_REPORT_TARGET_MS = 1_000;
@@ -36,8 +37,14 @@ export interface ChaosReport {
     lostWrites: number;
     tokenRegressions: number;
     grantedWithoutQuorum: number;
+    /** `QuorumUnavailableError` while a majority of nodes was up and unpaused (per the nemesis' timeline). */
+    falseOutages: number;
   };
+  /** False when the history has no setup event (no node count): the false-outage check did not run. */
+  readonly falseOutageChecked: boolean;
   readonly violationCount: number;
+  /** One line per fault that reported details (rolling-restart steps, waiter storms, bursts). */
+  readonly scenarios: string[];
   /** Up to 10 described examples of each violation kind. */
   readonly examples: string[];
   readonly passed: boolean;
@@ -55,12 +62,14 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
   const errors = events.filter((e): e is ErrorEvent => e.type === 'error');
   const faults = events.filter((e): e is FaultEvent => e.type === 'fault');
   const finals = events.filter((e): e is FinalEvent => e.type === 'final');
+  const setup = events.find((e): e is SetupEvent => e.type === 'setup');
 
   const overlaps = checkOverlaps(cycles, faults);
   const writes = checkWrites(cycles, finals);
   const { grantedWithoutQuorum, ...quorum } = checkQuorum(cycles, errors, faults);
   const stale = cycles.filter((c) => c.staleByDesign);
   const plain = cycles.filter((c) => !isFenced(c));
+  const falseOutages = setup ? checkFalseOutages(errors, faults, setup.nodes) : [];
 
   const violations = {
     unsafeOverlaps: overlaps.unsafe.length,
@@ -69,6 +78,7 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
     lostWrites: writes.lost.length,
     tokenRegressions: overlaps.tokenRegressions.length,
     grantedWithoutQuorum: grantedWithoutQuorum.length,
+    falseOutages: falseOutages.length,
   };
   const violationCount = Object.values(violations).reduce((a, b) => a + b, 0);
   const examples = [
@@ -78,6 +88,7 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
     writes.lost,
     overlaps.tokenRegressions,
     grantedWithoutQuorum,
+    falseOutages,
   ].flatMap((list) => list.slice(0, EXAMPLES));
 
   return {
@@ -109,7 +120,11 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
       targetMs: QUORUM_REPORT_TARGET_MS,
       targetMet: quorum.maxReportMs === null ? null : quorum.maxReportMs < QUORUM_REPORT_TARGET_MS,
     },
+    scenarios: faults
+      .filter((f) => f.detail)
+      .map((f) => `${f.kind} [${f.targets.join(',')}] ${f.end - f.start} ms: ${Object.entries(f.detail!).map(([k, v]) => `${k} ${v}`).join(', ')}`),
     violations,
+    falseOutageChecked: setup !== undefined,
     violationCount,
     examples,
     passed: violationCount === 0,

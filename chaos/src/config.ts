@@ -27,6 +27,20 @@ export interface ChaosConfig {
   /** How long a minority / majority stays down or paused (ms). */
   readonly minorityDownMs: number;
   readonly majorityDownMs: number;
+  /**
+   * Rolling restart, one node at a time: how long each node stays down before it comes back
+   * EMPTY (longer than the TTL: the Redis distributed-locks page's delayed restart, so no lock
+   * it granted is still valid), and how long it is then paused (longer than `nodeTimeoutMs`,
+   * so it answers after the rounds resolved: the slow node answering last).
+   */
+  readonly rollDownMs: number;
+  readonly rollSlowMs: number;
+  /** Bound on waiting for a restarted node to catch up on every fencing counter before the next restart. */
+  readonly rollCatchUpBoundMs: number;
+  /** Waiters of one waiter storm (many waiters on one key in one worker); 0 leaves the scenario out. */
+  readonly stormWaiters: number;
+  /** Acquisitions of distinct keys issued in one tick by one burst; 0 leaves the scenario out. */
+  readonly burstSize: number;
   /** Seed of the nemesis' choices, so a failing schedule can be replayed. */
   readonly seed: number;
 }
@@ -45,19 +59,28 @@ export const DEFAULT_CONFIG: ChaosConfig = {
   faultGapMs: 3_000,
   minorityDownMs: 2_000,
   majorityDownMs: 3_000,
+  rollDownMs: 1_500,
+  rollSlowMs: 500,
+  rollCatchUpBoundMs: 5_000,
+  stormWaiters: 300,
+  burstSize: 2_000,
   seed: 1,
 };
 
-/** The CI run: every fault kind once (the majority loss included), in about 15 s of workload. */
+/** The CI run: every fault kind once (the majority loss included), in about 30 s of workload. */
 export const SHORT_CONFIG: ChaosConfig = {
   ...DEFAULT_CONFIG,
-  durationMs: 16_000,
+  durationMs: 30_000,
   nodes: 3,
   resources: 3,
   watchdogEvery: 40,
   faultGapMs: 500,
   minorityDownMs: 1_000,
   majorityDownMs: 1_500,
+  rollDownMs: 1_200,
+  rollSlowMs: 400,
+  stormWaiters: 100,
+  burstSize: 500,
 };
 
 /** A small deterministic PRNG (mulberry32): the schedule must be replayable from its seed. */

@@ -97,7 +97,26 @@ export type FaultKind =
   | 'kill-majority'
   | 'pause-majority'
   | 'sigstop-worker'
-  | 'busy-worker';
+  | 'busy-worker'
+  /** One step of a rolling restart: node killed, kept down past the TTL, restarted EMPTY, slow, caught up. */
+  | 'rolling-restart'
+  /** Overload: many waiters on one key in one worker (nodes healthy). */
+  | 'waiter-storm'
+  /** Overload: thousands of distinct-key acquisitions issued in one tick by one worker (nodes healthy). */
+  | 'burst';
+
+/** Fault kinds that take lock nodes down or pause them (the others target workers, or none). */
+export const NODE_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>([
+  'kill-minority',
+  'pause-minority',
+  'restart-node',
+  'kill-majority',
+  'pause-majority',
+  'rolling-restart',
+]);
+
+/** Fault kinds that freeze a worker's event loop (its own calls may fail for that reason alone). */
+export const WORKER_FREEZES: ReadonlySet<FaultKind> = new Set<FaultKind>(['sigstop-worker', 'busy-worker']);
 
 /** A fault, from its injection to its healing. */
 export interface FaultEvent {
@@ -109,6 +128,19 @@ export interface FaultEvent {
   readonly start: number;
   /** When it was healed (after a restart: the servers accept connections again). */
   readonly end: number;
+  /**
+   * What happened, for faults that report more than their times: a rolling restart step
+   * (whether the restarted node caught up on every fencing counter before the next step),
+   * an overload scenario (its size, how many acquisitions were granted / failed, and how).
+   */
+  readonly detail?: Record<string, number | string | boolean>;
+}
+
+/** The run's shape, written first by the orchestrator (the checker needs the node count). */
+export interface SetupEvent {
+  readonly type: 'setup';
+  /** Lock nodes. */
+  readonly nodes: number;
 }
 
 /** The value of a resource read after the run. */
@@ -120,7 +152,7 @@ export interface FinalEvent {
   readonly cycle: number | null;
 }
 
-export type HistoryEvent = CycleEvent | ErrorEvent | FaultEvent | FinalEvent;
+export type HistoryEvent = CycleEvent | ErrorEvent | FaultEvent | FinalEvent | SetupEvent;
 
 /** The value a worker writes to the store: a chain, each write naming the one it read. */
 export interface StoreValue {

@@ -5,6 +5,7 @@
  *   npm run chaos -- --short          the CI run (~16 s)
  *   npm run chaos -- --soak           1,000,000 acquire/release cycles, heap and handles sampled
  *   options: --duration <s> --workers <n> --nodes <n> --seed <n> --cycles <n> (soak) --out <report.json>
+ *            --storm-waiters <n> --burst <n>   overload scenario sizes (0 leaves the scenario out)
  *
  * Exits 1 when the checker finds a violation (or the soak finds growth).
  */
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     nodes: { type: 'string' },
     seed: { type: 'string' },
     cycles: { type: 'string' },
+    'storm-waiters': { type: 'string' },
+    burst: { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -34,6 +37,14 @@ function num(v: string | undefined, what: string): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${what} must be a positive number, got ${v}`);
+  return n;
+}
+
+/** A size that may be 0 (the scenario left out). */
+function size(v: string | undefined, what: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${what} must be a whole number ≥ 0, got ${v}`);
   return n;
 }
 
@@ -46,6 +57,8 @@ async function chaos(): Promise<number> {
     workers: Math.max(1, num(values.workers, 'workers') ?? base.workers),
     nodes: num(values.nodes, 'nodes') ?? base.nodes,
     seed: num(values.seed, 'seed') ?? base.seed,
+    stormWaiters: size(values['storm-waiters'], 'storm-waiters') ?? base.stormWaiters,
+    burstSize: size(values.burst, 'burst') ?? base.burstSize,
   };
   const runDir = mkdtempSync(join(tmpdir(), 'redlock-chaos-'));
   console.log(`chaos: ${values.short ? 'short' : 'default'} run, history in ${runDir}`);

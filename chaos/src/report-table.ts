@@ -19,6 +19,7 @@ export function formatReport(r: ChaosReport): string {
     ['cycles fenced / plain', `${r.fencedCycles} / ${r.plainCycles} (plain: unfenced SET NX path; watchdog ${r.plainWatchdogCycles})`],
     ['faults injected', `${r.faultsTotal} (${faults})`],
     ['acquire errors', errors || '-'],
+    ...r.scenarios.map((line): [string, string] => ['scenario', line]),
     ['writes accepted / rejected', `${r.writes.accepted} / ${r.writes.rejected} (reads rejected ${r.writes.readsRejected}, skipped ${r.writes.skipped}, errors ${r.writes.errors})`],
     ['stale writes by design', `${r.staleByDesign.attempted}, rejected by fencing ${r.staleByDesign.rejected}`],
     ['overlapping holder pairs', `${r.overlaps.pairs}, plain ${r.overlaps.plainPairs} (expired holders: frozen ${r.overlaps.expiredHolders.frozen}, lost-signalled ${r.overlaps.expiredHolders['lost-signalled']}, stalled ${r.overlaps.expiredHolders.stalled})`],
@@ -31,6 +32,7 @@ export function formatReport(r: ChaosReport): string {
     ['VIOLATION lost writes', String(r.violations.lostWrites)],
     ['VIOLATION token regressions', String(r.violations.tokenRegressions)],
     ['VIOLATION granted without quorum', String(r.violations.grantedWithoutQuorum)],
+    ['VIOLATION false outages', r.falseOutageChecked ? String(r.violations.falseOutages) : 'not checked (no node count in the history)'],
     ['result', r.passed ? 'PASS (0 violations)' : `FAIL (${r.violationCount} violations)`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));

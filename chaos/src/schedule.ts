@@ -11,7 +11,19 @@ export interface PlannedFault {
 }
 
 /** The rotation of single faults; each majority loss is inserted once (killed near 40 %, paused near 70 % of the run). */
-const ROTATION: readonly FaultKind[] = ['kill-minority', 'sigstop-worker', 'pause-minority', 'busy-worker', 'restart-node'];
+const ROTATION: readonly FaultKind[] = [
+  'kill-minority',
+  'sigstop-worker',
+  'rolling-restart',
+  'pause-minority',
+  'waiter-storm',
+  'busy-worker',
+  'restart-node',
+  'burst',
+];
+
+/** A rolling restart's planned length per node: down, slow, and about a second to reconnect and catch up. */
+const ROLL_CATCH_UP_ESTIMATE_MS = 1_000;
 
 function pick(random: () => number, from: number, count: number): number[] {
   const all = Array.from({ length: from }, (_, i) => i);
@@ -37,6 +49,13 @@ function durationOf(kind: FaultKind, c: ChaosConfig): number {
       return c.ttlMs + 500;
     case 'restart-node':
       return 0;
+    case 'rolling-restart':
+      return c.nodes * (c.rollDownMs + c.rollSlowMs + ROLL_CATCH_UP_ESTIMATE_MS);
+    // Planned lengths only; the nemesis waits for them to finish.
+    case 'waiter-storm':
+      return 3_000;
+    case 'burst':
+      return 2_000;
   }
 }
 
@@ -56,8 +75,9 @@ export function planFaults(c: ChaosConfig): PlannedFault[] {
     { kind: 'kill-majority', from: end * 0.4 },
     { kind: 'pause-majority', from: end * 0.7 },
   ];
+  const rotation = ROTATION.filter((k) => (k !== 'waiter-storm' || c.stormWaiters > 0) && (k !== 'burst' || c.burstSize > 0));
   for (let i = 0; ; i++) {
-    let kind = ROTATION[i % ROTATION.length]!;
+    let kind = rotation[i % rotation.length]!;
     if (majorities.length > 0 && at >= majorities[0]!.from) {
       kind = majorities.shift()!.kind;
       i--;
@@ -65,11 +85,13 @@ export function planFaults(c: ChaosConfig): PlannedFault[] {
     const durationMs = durationOf(kind, c);
     if (at + durationMs > end) break;
     const targets =
-      kind === 'sigstop-worker' || kind === 'busy-worker'
+      kind === 'sigstop-worker' || kind === 'busy-worker' || kind === 'waiter-storm' || kind === 'burst'
         ? pick(random, c.workers, 1)
         : kind === 'kill-majority' || kind === 'pause-majority'
           ? pick(random, c.nodes, majority)
-          : pick(random, c.nodes, kind === 'restart-node' ? 1 : minority);
+          : kind === 'rolling-restart'
+            ? Array.from({ length: c.nodes }, (_, n) => n)
+            : pick(random, c.nodes, kind === 'restart-node' ? 1 : minority);
     plan.push({ atMs: at, kind, targets, durationMs });
     at += durationMs + c.faultGapMs;
   }

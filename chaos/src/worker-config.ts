@@ -20,11 +20,23 @@ export interface WorkerConfig {
 export const WORKER_CONFIG_ENV = 'REDLOCK_CHAOS_WORKER';
 
 /** Messages from the orchestrator to a worker. */
-export type ToWorker = { type: 'stop' } | { type: 'busy'; ms: number };
+export type ToWorker =
+  | { type: 'stop' }
+  | { type: 'busy'; ms: number }
+  /** Overload scenarios: `size` waiters on `resource`, or `size` distinct keys (`resource`-<i>) in one tick. */
+  | { type: 'storm' | 'burst'; resource: string; size: number };
+
+/** What an overload scenario did. */
+export interface ScenarioResult {
+  readonly size: number;
+  readonly granted: number;
+  readonly [error: string]: number;
+}
 
 /** Messages from a worker to the orchestrator. */
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'busy-done' }
+  | { type: 'scenario-done'; result: ScenarioResult }
   | { type: 'done'; cycles: number; warnings: number }
   | { type: 'failed'; message: string };

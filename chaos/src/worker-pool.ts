@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { WORKER_CONFIG_ENV, type FromWorker, type ToWorker, type WorkerConfig } from './worker-config.js';
+import { WORKER_CONFIG_ENV, type FromWorker, type ScenarioResult, type ToWorker, type WorkerConfig } from './worker-config.js';
 
 const WORKER_SCRIPT = fileURLToPath(new URL('./worker.js', import.meta.url));
 /** Bound on a worker's start and on its shutdown: a stuck worker is killed, not waited for. */
@@ -12,6 +12,7 @@ export class WorkerHandle {
   private readonly child: ChildProcess;
   private readonly exited: Promise<number | null>;
   private busyWaiter: (() => void) | undefined;
+  private scenarioWaiter: ((result: ScenarioResult | undefined) => void) | undefined;
   private stopped = false;
   cycles = 0;
   warnings = 0;
@@ -25,6 +26,7 @@ export class WorkerHandle {
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
     this.child.on('message', (m: FromWorker) => {
       if (m.type === 'busy-done') this.busyWaiter?.();
+      if (m.type === 'scenario-done') this.scenarioWaiter?.(m.result);
       if (m.type === 'done') {
         this.cycles = m.cycles;
         this.warnings = m.warnings;
@@ -67,6 +69,23 @@ export class WorkerHandle {
       }
       this.busyWaiter = finish;
       this.send({ type: 'busy', ms });
+    });
+  }
+
+  /**
+   * Runs an overload scenario in the worker (alongside its cycles); resolves with what it did,
+   * or `undefined` when it did not finish within `boundMs`.
+   */
+  scenario(type: 'storm' | 'burst', resource: string, size: number, boundMs: number): Promise<ScenarioResult | undefined> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => finish(undefined), boundMs);
+      const finish = (result: ScenarioResult | undefined): void => {
+        clearTimeout(timer);
+        this.scenarioWaiter = undefined;
+        resolve(result);
+      };
+      this.scenarioWaiter = finish;
+      this.send({ type, resource, size });
     });
   }
 

@@ -10,6 +10,7 @@ import { Redlock, RedisFencedStore, type Lock } from '@redlock-nest/core';
 import { seededRandom } from './config.js';
 import { failOnProcessWarnings } from './process-warnings.js';
 import { CriticalSection, type BusyFreeze } from './critical-section.js';
+import { burst, waiterStorm } from './overload.js';
 import type { CycleEvent, ErrorEvent, HistoryEvent } from './history.js';
 import { WORKER_CONFIG_ENV, type FromWorker, type ToWorker, type WorkerConfig } from './worker-config.js';
 
@@ -51,9 +52,21 @@ const random = seededRandom(cfg.seed * 1_000 + cfg.id);
 
 let stopping = false;
 let pendingFreeze: BusyFreeze | undefined;
+/** Cycle numbers of overload scenarios start far above the loop's, so (worker, cycle) stays unique. */
+let scenarioCycles = 1_000_000_000;
 process.on('message', (m: ToWorker) => {
   if (m.type === 'stop') stopping = true;
   if (m.type === 'busy') pendingFreeze = { ms: m.ms };
+  if (m.type === 'storm' || m.type === 'burst') {
+    const ctx = { redlock, section, ttlMs: cfg.ttlMs, record, errorEvent };
+    const base = scenarioCycles;
+    scenarioCycles += m.size;
+    const run = m.type === 'storm' ? waiterStorm(ctx, m.resource, m.size, base) : burst(ctx, m.resource, m.size);
+    run.then(
+      (result) => send({ type: 'scenario-done', result }),
+      (err: unknown) => send({ type: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
+    );
+  }
 });
 // The orchestrator's death must not leave a worker spinning.
 process.on('disconnect', () => {

@@ -1,8 +1,10 @@
 /**
  * The CI chaos run: `npm run chaos -- --short` end to end (worker processes, a nemesis
  * that kills, pauses and restarts lock nodes, loses the quorum twice and freezes
- * workers past their TTL), with fenced and unfenced cycles, then the checker's
- * verdict: zero violations (the unsafe-overlap check covers the unfenced cycles too).
+ * workers past their TTL, restarts every node empty one at a time, and runs a waiter
+ * storm and a burst on healthy nodes), with fenced and unfenced cycles, then the checker's
+ * verdict: zero violations (the unsafe-overlap check covers the unfenced cycles too; a
+ * QuorumUnavailableError while a majority was up is a false outage).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +24,7 @@ describe('chaos (short mode)', () => {
     dir = mkdtempSync(join(tmpdir(), 'redlock-chaos-test-'));
     buildChaosCli();
     const out = join(dir, 'report.json');
-    const chaos = runNode([...CHILD_GUARD_ARGS, CHAOS_MAIN, '--short', '--out', out], 90_000);
+    const chaos = runNode([...CHILD_GUARD_ARGS, CHAOS_MAIN, '--short', '--out', out], 150_000);
     output = chaos.output;
     status = chaos.status;
     report = (JSON.parse(readFileSync(out, 'utf8')) as { report: ChaosReport }).report;
@@ -51,8 +53,23 @@ describe('chaos (short mode)', () => {
   });
 
   it('injected every kind of fault, the two majority losses included', () => {
-    for (const kind of ['kill-minority', 'pause-minority', 'restart-node', 'kill-majority', 'pause-majority', 'sigstop-worker', 'busy-worker']) {
+    for (const kind of ['kill-minority', 'pause-minority', 'restart-node', 'kill-majority', 'pause-majority', 'sigstop-worker', 'busy-worker', 'rolling-restart', 'waiter-storm', 'burst']) {
       expect(`${kind}: ${report.faults[kind as keyof typeof report.faults] ?? 0}`).not.toBe(`${kind}: 0`);
+    }
+  });
+
+  it('restarted every node empty, one at a time, each catching up on the fencing counters before the next', () => {
+    const steps = report.scenarios.filter((line) => line.startsWith('rolling-restart'));
+    expect(steps).toHaveLength(3);
+    for (const step of steps) expect(step).toContain('caughtUp true');
+  });
+
+  it('ran the overload scenarios to the end: every waiter of the storm and every acquisition of the burst got its lock', () => {
+    for (const kind of ['waiter-storm', 'burst']) {
+      const line = report.scenarios.find((l) => l.startsWith(kind));
+      expect(line).toBeDefined();
+      const size = /size (\d+)/.exec(line!)![1];
+      expect(line).toContain(`granted ${size}`);
     }
   });
 
@@ -77,7 +94,9 @@ describe('chaos (short mode)', () => {
       lostWrites: 0,
       tokenRegressions: 0,
       grantedWithoutQuorum: 0,
+      falseOutages: 0,
     });
+    expect(report.falseOutageChecked).toBe(true);
     expect(report.passed).toBe(true);
     expect(output).toContain('PASS (0 violations)');
   });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { checkHistory } from '../../chaos/src/checker.js';
-import type { CycleEvent, ErrorEvent, FaultEvent, FinalEvent, HistoryEvent } from '../../chaos/src/history.js';
+import type { CycleEvent, ErrorEvent, FaultEvent, FinalEvent, HistoryEvent, SetupEvent } from '../../chaos/src/history.js';
 
 let cycleNo = 0;
 /** A clean cycle of `worker` on resource `r` holding [at, at+10), reading seq-1 and writing seq. */
@@ -172,6 +172,52 @@ describe('chaos checker', () => {
     const granted = cycle(2, 2, 1500, 2);
     const bad = checkHistory([before, granted, down, final(granted)]);
     expect(bad.violations.grantedWithoutQuorum).toBe(1);
+  });
+
+  describe('false outages', () => {
+    const setup: SetupEvent = { type: 'setup', nodes: 3 };
+    const quorumError = (at: number, over: Partial<ErrorEvent> = {}): ErrorEvent => ({
+      type: 'error',
+      worker: 1,
+      resource: 'r',
+      error: 'QuorumUnavailableError',
+      callAt: at - 50,
+      at,
+      ...over,
+    });
+
+    it('flags QuorumUnavailableError while a majority of nodes was up and unpaused', () => {
+      const minorityDown: FaultEvent = { type: 'fault', kind: 'kill-minority', targets: [0], start: 1000, end: 2000 };
+      const report = checkHistory([setup, minorityDown, quorumError(1500), quorumError(10_000, { worker: 2 })]);
+      expect(report.falseOutageChecked).toBe(true);
+      expect(report.violations.falseOutages).toBe(2);
+      expect(report.examples.join('\n')).toMatch(/w2 got QuorumUnavailableError on r .* while 3 of 3 lock nodes were up/);
+      expect(report.passed).toBe(false);
+    });
+
+    it('accepts it while a majority was down or paused, just before a kill was recorded, or while the node reconnects', () => {
+      const majority: FaultEvent = { type: 'fault', kind: 'pause-majority', targets: [0, 1], start: 1000, end: 2000 };
+      // Two single-node faults overlapping one call: two nodes down for that call.
+      const a: FaultEvent = { type: 'fault', kind: 'restart-node', targets: [0], start: 5000, end: 5100 };
+      const b: FaultEvent = { type: 'fault', kind: 'rolling-restart', targets: [2], start: 5900, end: 7000 };
+      const report = checkHistory([setup, majority, a, b, quorumError(1500), quorumError(1000 - 100, { callAt: 800 }), quorumError(5950, { callAt: 5050 }), quorumError(2900, { callAt: 2900 })]);
+      expect(report.violations.falseOutages).toBe(0);
+      expect(report.passed).toBe(true);
+    });
+
+    it('accepts it from a worker frozen during the call, and ignores other errors', () => {
+      const freeze: FaultEvent = { type: 'fault', kind: 'sigstop-worker', targets: [1], start: 1000, end: 2200 };
+      const report = checkHistory([setup, freeze, quorumError(2300, { callAt: 900 }), quorumError(1500, { error: 'LockNotAcquiredError', worker: 2 })]);
+      expect(report.violations.falseOutages).toBe(0);
+      // The same error from a worker that was not frozen is a false outage.
+      expect(checkHistory([setup, freeze, quorumError(2300, { callAt: 900, worker: 2 })]).violations.falseOutages).toBe(1);
+    });
+
+    it('does not run without the node count (histories from before the setup event)', () => {
+      const report = checkHistory([quorumError(1500)]);
+      expect(report.falseOutageChecked).toBe(false);
+      expect(report.violations.falseOutages).toBe(0);
+    });
   });
 
   describe('unfenced (plain) cycles', () => {

@@ -1,7 +1,8 @@
 /**
  * Every kind of command the library sends to a lock node, in one short run: the
  * independence check (INFO), a fenced acquire, a waiter woken by the release notice
- * (SUBSCRIBE/PUBLISH), an extension, a release, and using() with a watchdog extension.
+ * (SUBSCRIBE/PUBLISH), an extension, a release, a fence() of a held lock, and using() with
+ * a watchdog extension.
  * Returns what failed (empty when everything worked). Uses nodeTimeoutMs 300, so an
  * idle release-notice channel is unsubscribed after about 1 s.
  */
@@ -36,6 +37,12 @@ export async function lockWorkflow(
       await lock.extend(5_000);
       await lock.release();
       await (await waiting).release();
+    });
+    await step('fence a held lock', async () => {
+      const lock = await holder.acquire('workflow-fence', 5_000);
+      await lock.fence();
+      if (lock.fencingToken === undefined) throw new Error('no fencing token after fence()');
+      await lock.release();
     });
     await step('using with a watchdog extension', () =>
       holder.using('workflow-using', 150, () => new Promise((resolve) => setTimeout(resolve, 250)), { fencing: true }),

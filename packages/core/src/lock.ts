@@ -1,4 +1,4 @@
-import { LockLostError, type LockLostReason } from './errors.js';
+import { LockLostError, RedlockArgumentError, type LockLostReason } from './errors.js';
 import type { NodeOutcome } from './node-outcome.js';
 import { checkTtl } from './options.js';
 
@@ -18,6 +18,8 @@ export interface ReleaseResult {
 export interface LockOperations {
   extend(lock: Lock, ttlMs: number): Promise<void>;
   release(lock: Lock): Promise<ReleaseResult>;
+  /** A fresh fencing token per resource for the held lock (see `Lock.fence`). */
+  fence?(lock: Lock): Promise<ReadonlyMap<string, bigint>>;
   /** Told once when the lock becomes known as lost (for events and spans). */
   lost?(lock: Lock, error: LockLostError): void;
 }
@@ -53,12 +55,17 @@ export class Lock {
   /** The random owner token (≥ 128 bits from a CSPRNG). Never logged by this library. */
   readonly value: string;
   /**
-   * The fencing token of the first resource, when acquired with `{ fencing: true }`.
-   * Strictly greater than every token an earlier acquisition of that resource got.
+   * The fencing token of the first resource, when acquired with `{ fencing: true }` or
+   * after `fence()`. Strictly greater than every token an earlier acquisition (or
+   * `fence()`) of that resource got.
    */
-  readonly fencingToken: bigint | undefined;
-  /** The fencing token of every resource, when acquired with `{ fencing: true }`. */
-  readonly fencingTokens: ReadonlyMap<string, bigint> | undefined;
+  get fencingToken(): bigint | undefined {
+    return this.tokens?.get(this.resources[0]!);
+  }
+  /** The fencing token of every resource, when acquired with `{ fencing: true }` or after `fence()`. */
+  get fencingTokens(): ReadonlyMap<string, bigint> | undefined {
+    return this.tokens;
+  }
   /** Wall-clock time (epoch ms) the lock was obtained. */
   readonly acquiredAt: number;
   /** @internal the Redis keys, prefixed */
@@ -69,6 +76,7 @@ export class Lock {
   readonly acquireNodes: readonly NodeOutcome[];
 
   private expiresAtMono: number;
+  private tokens: ReadonlyMap<string, bigint> | undefined;
   /** Created when `signal` is first read: most locks are released without anyone listening. */
   private controller: AbortController | undefined;
   /** Why the lock was lost, once it was. */
@@ -85,8 +93,7 @@ export class Lock {
     this.resources = init.resources;
     this.keys = init.keys;
     this.value = init.value;
-    this.fencingTokens = init.fencingTokens;
-    this.fencingToken = init.fencingTokens?.get(init.resources[0]!);
+    this.tokens = init.fencingTokens;
     this.acquireNodes = init.nodes ?? [];
     this.acquiredAtMono = performance.now();
     this.acquiredAt = Date.now();
@@ -148,6 +155,38 @@ export class Lock {
   }
 
   /**
+   * Obtains a fresh fencing token for this lock while it is held, also for a lock acquired
+   * without `{ fencing: true }`: a fencing round on the quorum, owner-checked (only nodes
+   * where this lock's keys still hold its owner token increment their counter), with the
+   * same guarantee as an acquisition: the new token is strictly greater than every token
+   * handed out for the resource before. Updates `fencingToken` / `fencingTokens` on this
+   * same object (for every resource of the lock) and resolves to it.
+   *
+   * @throws {LockLostError} the lock is gone (expired, taken over, or released).
+   * @throws {QuorumUnavailableError} too few nodes answered; the lock stays valid, its token unchanged.
+   * @example
+   * ```ts
+   * const lock = await redlock.acquire('order:42', 10_000); // no fencing yet
+   * await lock.fence();
+   * await orders.markPaid(42, { fencingToken: lock.fencingToken! });
+   * ```
+   */
+  async fence(): Promise<this> {
+    this.assertHeld();
+    if (!this.ops.fence) {
+      throw new RedlockArgumentError('This lock was made by an engine that cannot fence a held lock; acquire it with { fencing: true }.');
+    }
+    const tokens = await this.ops.fence(this);
+    // The round took time: a token for a lock that ended meanwhile is not handed out.
+    this.assertHeld();
+    // Two concurrent fence() calls may resolve out of order: keep the greater token.
+    const merged = new Map(this.tokens ?? []);
+    for (const [r, t] of tokens) if (!(merged.get(r)! >= t)) merged.set(r, t);
+    this.tokens = merged;
+    return this;
+  }
+
+  /**
    * Releases the lock on every node (owner-checked, so it never frees someone else's
    * lock). Idempotent; never throws, also not when the lock already expired or a node is down.
    */
@@ -162,6 +201,13 @@ export class Lock {
   /** `await using lock = await redlock.acquire(...)` releases at the end of the scope. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release();
+  }
+
+  /** Throws the reason this lock is no longer held, if it is not. */
+  private assertHeld(): void {
+    if (this.releasing) throw new LockLostError({ resources: this.resources, reason: 'released' });
+    if (this.lostError) throw this.lostError;
+    if (performance.now() >= this.expiresAtMono) throw this.lose('expired');
   }
 
   /** @internal new validity after a successful extension */

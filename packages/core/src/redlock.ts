@@ -5,7 +5,7 @@ import {
   RedlockArgumentError,
   RedlockClosedError,
 } from './errors.js';
-import { settleTokens } from './fencing.js';
+import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
 import { LockNode } from './lock-node.js';
@@ -26,7 +26,6 @@ import { toClient, type RedisNodeInput } from './redis-client.js';
 import { runRound, type RoundResult } from './round.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
-import { parseRaiseReply, raiseFenceOnNode } from './scripts/fence-raise.js';
 import { parseReleaseReply, releaseOnNode } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { jittered } from './wait.js';
@@ -112,6 +111,7 @@ export class Redlock extends RedlockTelemetry {
         this.releaseNotices.noteRelease(lock.keys);
         return this.observeRelease(lock, () => this.releaseLock(lock));
       },
+      fence: (lock) => fenceHeldLock(this.fencingContext(this.options.nodeTimeoutMs), lock, lock.resources.map((r) => this.fenceKey(r))),
       lost: (lock, error) => {
         // No longer held: not counted, and not kept alive by us if its owner never releases it.
         this.active.delete(lock);
@@ -345,6 +345,10 @@ export class Redlock extends RedlockTelemetry {
     if (this.closing) throw new RedlockClosedError();
   }
 
+  private fencingContext(timeoutMs: number): FencingContext {
+    return { nodes: this.nodes, quorum: this.quorum, timeoutMs };
+  }
+
   private nodeTimeout(ttlMs: number): number {
     return Math.max(1, Math.min(this.options.nodeTimeoutMs, Math.floor(ttlMs / 3)));
   }
@@ -374,39 +378,21 @@ export class Redlock extends RedlockTelemetry {
     const start = performance.now();
     const timeoutMs = this.nodeTimeout(ttlMs);
     const sendKeys = fenceKeys ? [...keys, ...fenceKeys] : keys;
+    const catchUp = fenceKeys ? new FenceCatchUp(this.nodes, fenceKeys) : undefined;
     const round = await runRound(
       this.nodes,
       (node) => acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined),
       parseAcquireReply,
-      { quorum: this.quorum, timeoutMs, early: true },
+      { quorum: this.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
     );
     let failure: AttemptFailure | undefined;
-    let fencingTokens: Map<string, bigint> | undefined;
+    let fencingTokens: ReadonlyMap<string, bigint> | undefined;
     if (round.ok < this.quorum) {
       failure = this.classify(round);
-    } else if (fenceKeys) {
-      const settled = settleTokens(round.values, resources.length);
-      if (settled.upToDate < this.quorum) {
-        const raise = await runRound(
-          this.nodes,
-          (node) => raiseFenceOnNode(node, fenceKeys, settled.decimal),
-          parseRaiseReply,
-          { quorum: this.quorum, timeoutMs, early: true },
-        );
-        if (raise.ok < this.quorum) {
-          failure = { kind: 'unavailable', nodes: raise.outcomes, reason: 'the fencing write-back did not reach a quorum' };
-        }
-      } else if (settled.upToDate < round.ok) {
-        // A quorum already knows the token; bring lagging granting nodes (e.g. one restarted
-        // empty) up to date in the background, so fewer nodes depend on the others' memory.
-        this.nodes.forEach((node, i) => {
-          const v = round.values[i];
-          if (v && v.some((s, r) => s !== settled.decimal[r])) {
-            raiseFenceOnNode(node, fenceKeys, settled.decimal).catch(() => undefined);
-          }
-        });
-      }
-      fencingTokens = new Map(resources.map((r, i) => [r, settled.tokens[i]!]));
+    } else if (fenceKeys && catchUp) {
+      const fenced = await settleFencing(this.fencingContext(timeoutMs), round, resources, fenceKeys, catchUp);
+      if (fenced.ok) fencingTokens = fenced.tokens;
+      else failure = { kind: 'unavailable', nodes: fenced.nodes, reason: fenced.reason };
     }
     const expiresAtMono = start + ttlMs - this.drift(ttlMs);
     if (!failure && expiresAtMono <= performance.now()) {

@@ -18,7 +18,7 @@ export interface RoundResult<T> {
   readonly ok: number;
 }
 
-export interface RoundOptions {
+export interface RoundOptions<T = unknown> {
   /** Nodes that must answer `ok` for success. */
   readonly quorum: number;
   /** Nodes still unanswered after this many ms count as `timeout`. */
@@ -27,6 +27,12 @@ export interface RoundOptions {
   readonly early: boolean;
   /** Resolve once this many nodes answered, whatever they answered. Default: all of them. */
   readonly settle?: number;
+  /**
+   * Told of each node's answer that arrives after the round resolved (its outcome and,
+   * for `ok`, its parsed value). The fencing catch-up uses it: a node that granted late
+   * must still be raised to the issued token.
+   */
+  readonly late?: (index: number, outcome: NodeOutcome, value: T | undefined) => void;
 }
 
 function errorText(err: unknown): string {
@@ -44,7 +50,7 @@ export function runRound<T>(
   nodes: readonly LockNode[],
   send: (node: LockNode) => Promise<unknown>,
   parse: (reply: unknown) => ParsedReply<T>,
-  { quorum, timeoutMs, early, settle = nodes.length }: RoundOptions,
+  { quorum, timeoutMs, early, settle = nodes.length, late }: RoundOptions<T>,
 ): Promise<RoundResult<T>> {
   const n = nodes.length;
   const outcomes: NodeOutcome[] = nodes.map((node) => ({ node: node.label, status: 'pending' }));
@@ -70,7 +76,10 @@ export function runRound<T>(
     }, timeoutMs);
     timer.unref?.();
     const record = (i: number, outcome: NodeOutcome): void => {
-      if (done) return;
+      if (done) {
+        late?.(i, outcome, outcome.status === 'ok' ? values[i] : undefined);
+        return;
+      }
       outcomes[i] = outcome;
       settled++;
       if (outcome.status === 'ok') ok++;

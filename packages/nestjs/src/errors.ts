@@ -39,14 +39,16 @@ export class LockKeyError extends RedlockArgumentError {}
 
 /**
  * A call asked for a fencing token (`{ fencing: true }`), but its call chain already holds the
- * key through a lock taken without fencing (for example a `@LockRoute` without `fencing: true`
- * around a `@WithLock(..., { fencing: true })` method). Reusing that lock would leave the call
- * without a token, so it is refused instead of running unfenced.
+ * key through a lock taken without fencing.
+ *
+ * @deprecated No longer thrown: such a call now gives the held lock a fresh token with
+ * `lock.fence()` (an owner-checked fencing round under the held lock) and runs. Kept so code
+ * that catches it still compiles.
  *
  * @example
  * ```ts
  * @Post(':id/pay')
- * @LockRoute('order:<id>', { fencing: true }) // the outer lock must be fenced too
+ * @LockRoute('order:<id>') // unfenced outer lock: the fenced inner call fences it
  * pay(@Param('id') id: string) { return this.payments.pay(id); } // @WithLock('order:<id>', { fencing: true })
  * ```
  */

@@ -68,3 +68,22 @@ export function heldWithoutFencing(owner: object, resources: readonly string[]):
 export function runInLockContext<T>(lock: Lock, owner: object, fn: () => T): T {
   return storage.run({ lock, owner, parent: storage.getStore() }, fn);
 }
+
+/**
+ * Gives the locks through which the chain holds any of `resources` without a fencing token
+ * for it a fresh token (`Lock.fence()`), so a fenced call nested in an unfenced one (a
+ * `@WithLock(..., { fencing: true })` method called from an `@LockRoute` handler) reuses the
+ * held lock with a valid token instead of failing.
+ */
+export async function fenceHeldWithoutFencing(owner: object, resources: readonly string[]): Promise<void> {
+  const locks = new Set<Lock>();
+  for (const r of heldWithoutFencing(owner, resources)) {
+    for (let frame = storage.getStore(); frame; frame = frame.parent) {
+      if (frame.owner === owner && isHeld(frame.lock) && frame.lock.resources.includes(r)) {
+        locks.add(frame.lock);
+        break;
+      }
+    }
+  }
+  await Promise.all([...locks].map((lock) => lock.fence()));
+}

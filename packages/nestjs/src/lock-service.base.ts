@@ -1,7 +1,6 @@
 import { LockNotAcquiredError, type AcquireOptions, type Lock, type Redlock, type UsingOptions } from '@redlock-nest/core';
-import { FencingUnavailableError } from './errors.js';
 import { toUsingOptions, type LockCallOptions } from './lock-call-options.js';
-import { heldResources, heldWithoutFencing, runInLockContext } from './lock-context.js';
+import { fenceHeldWithoutFencing, heldResources, runInLockContext } from './lock-context.js';
 import type { ResolvedRedlockModuleOptions } from './redlock-options.js';
 
 /** What a lock service needs of its engine: the core `Redlock`, or the testing module's in-memory table. */
@@ -70,19 +69,18 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
   /**
    * Runs `body` under a lock on `resources` the way `@WithLock` does: keys this call chain already
    * holds are not acquired again (reentrancy), `onLocked: 'skip'` resolves `undefined` when the
-   * key is busy, and the lock is extended while `body` runs. A fenced call never reuses an
-   * unfenced outer lock (`FencingUnavailableError`).
+   * key is busy, and the lock is extended while `body` runs. A fenced call under an unfenced
+   * outer lock gives that lock a fresh fencing token (`Lock.fence()`) and reuses it.
    */
   async runLocked<T>(
     resources: readonly string[],
     options: LockCallOptions,
     body: () => T | Promise<T>,
-    where = 'A locked call',
+    // Named the call in FencingUnavailableError, no longer thrown here; kept for callers.
+    _where = 'A locked call',
   ): Promise<T | undefined> {
-    if (options.fencing) {
-      const unfenced = heldWithoutFencing(this.redlock, resources);
-      if (unfenced.length > 0) throw new FencingUnavailableError(where, unfenced);
-    }
+    // Under an unfenced outer hold, a fenced call gets a fresh token for the lock already held.
+    if (options.fencing) await fenceHeldWithoutFencing(this.redlock, resources);
     const held = heldResources(this.redlock, resources);
     const missing = resources.filter((r) => !held.has(r));
     if (missing.length === 0) return body();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
@@ -167,6 +167,16 @@ export class RedisServer {
     if (this.stopped) throw new Error(`redis-server on port ${this.port} was stopped; start a new one`);
     await this.kill();
     await this.spawn();
+  }
+
+  /**
+   * Forgets the data of a killed server (its AOF and RDB files), so the next `restart()`
+   * comes back empty even when `persistent`: a node replaced or restarted without its disk.
+   */
+  wipe(): void {
+    if (this.child) throw new Error(`redis-server on port ${this.port} is running; kill() it before wipe()`);
+    this.removeDir();
+    mkdirSync(this.dir, { recursive: true });
   }
 
   /** Kill the server and remove its folder. */

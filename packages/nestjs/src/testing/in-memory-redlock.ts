@@ -89,6 +89,21 @@ export class InMemoryRedlock extends RedlockEmitter {
         }));
         return { released, nodes };
       },
+      // Lock.fence(): owner-checked like the core's, from the same counters as fenced acquisitions.
+      fence: async (lock) => {
+        if (this.unavailable) {
+          throw new QuorumUnavailableError({
+            resources: lock.resources,
+            attempts: 1,
+            nodes: [{ node: NODE, status: 'error', error: 'simulated outage (RedlockTestingService.setUnavailable)' }],
+            quorum: 1,
+          });
+        }
+        if (lock.resources.some((r) => this.table.owner(r) !== lock.value)) {
+          throw lock.lose('not-owner', [{ node: NODE, status: 'absent' }]);
+        }
+        return new Map(lock.resources.map((r) => [r, this.table.nextFence(r)]));
+      },
       lost: (lock, error) => {
         this.active.delete(lock);
         this.notify('lost', () => ({
