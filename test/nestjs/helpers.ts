@@ -76,10 +76,11 @@ export class IntervalLog {
   }
 
   /** Pairs of runs of one key that were inside at the same time, as readable strings. */
-  overlaps(): string[] {
+  overlaps(key?: string): string[] {
     const found: string[] = [];
-    for (const [i, a] of this.runs.entries()) {
-      for (const b of this.runs.slice(i + 1)) {
+    const runs = key === undefined ? this.runs : this.runs.filter((r) => r.key === key);
+    for (const [i, a] of runs.entries()) {
+      for (const b of runs.slice(i + 1)) {
         if (a.key !== b.key) continue;
         const aEnd = a.end ?? Infinity;
         const bEnd = b.end ?? Infinity;

@@ -169,7 +169,7 @@ describe.each(adapters)('route lock hand-off (%s)', (name, makeAdapter) => {
     points.open(`handler:${a}`);
     expect((await answerB).status).toBe(200);
 
-    expect(runs.overlaps()).toEqual([]);
+    expect(runs.overlaps(`handoff:${id}`)).toEqual([]);
     expect(outcome).toBe('refused');
     expect(runs.labels(`handoff:${id}`)).toEqual([b]);
   });
@@ -199,7 +199,7 @@ describe.each(adapters)('route lock hand-off (%s)', (name, makeAdapter) => {
     points.open(`handler:${a}`);
     expect((await answerB).status).toBe(200);
 
-    expect(runs.overlaps()).toEqual([]);
+    expect(runs.overlaps(`capped:${id}`)).toEqual([]);
     expect(outcome).toBe('refused');
     expect(await answerA).toBe(409);
     expect(runs.labels(`capped:${id}`)).toEqual([b]);
