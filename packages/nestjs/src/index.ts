@@ -9,6 +9,7 @@ export {
   DEFAULT_REDLOCK_MODULE_OPTIONS,
   type IndependenceCheckMode,
   type LockedStatus,
+  type RedlockHttpOptions,
   type RedlockModuleOptions,
   type ResolvedRedlockModuleOptions,
 } from './redlock-options.js';

@@ -63,7 +63,7 @@ interface RouteLockPlan {
  */
 @Injectable()
 export class RedlockGuard implements CanActivate {
-  private readonly reflector: Reflector;
+  protected readonly reflector: Reflector;
 
   constructor(
     @Optional() @Inject(RedlockService) private readonly service?: RedlockService,
