@@ -1,5 +1,5 @@
 import type { CanActivate, ExecutionContext, Provider } from '@nestjs/common';
-import { APP_GUARD, APP_INTERCEPTOR, Reflector } from '@nestjs/core';
+import { APP_GUARD, APP_INTERCEPTOR, ApplicationConfig, Reflector } from '@nestjs/core';
 import { LOCK_ROUTE_METADATA } from './constants.js';
 import { RedlockGuard } from './redlock.guard.js';
 import { RedlockInterceptor } from './redlock.interceptor.js';
@@ -36,7 +36,8 @@ export const redlockHttpProviders: Provider[] = [
   },
   {
     provide: APP_INTERCEPTOR,
-    inject: [RedlockService, Reflector],
-    useFactory: (service: RedlockService, reflector: Reflector) => new RedlockInterceptor(service, reflector),
+    inject: [RedlockService, Reflector, ApplicationConfig],
+    useFactory: (service: RedlockService, reflector: Reflector, config: ApplicationConfig) =>
+      new RedlockInterceptor(service, reflector, config),
   },
 ];

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { ApplicationConfig, Reflector } from '@nestjs/core';
 import { catchError, Observable, throwError } from 'rxjs';
 import { LOCK_ROUTE_METADATA } from './constants.js';
 import { onResponseClose, responseStarted } from './http-response.js';
+import { filterNamesLockError } from './lock-error-owners.js';
 import { runInLockContext } from './lock-context.js';
 import type { LockRouteDefinition } from './lock-route.definition.js';
 import { toLockHttpException } from './redlock-http.exceptions.js';
@@ -25,7 +26,8 @@ import { isStreamedBody, streamsAfterHandler } from './streamed-response.js';
  * releasing earlier would let a second request into the critical section while this one runs.
  *
  * Lock errors thrown by any handler (for example a `@WithLock` method it calls) answer 409/423
- * with `Retry-After`, 503 or 400 instead of 500. `RedlockModule` registers it app-wide.
+ * with `Retry-After`, 503 or 400 instead of 500, unless an exception filter of the app names their
+ * class in its `@Catch` (it then gets them unchanged). `RedlockModule` registers it app-wide.
  *
  * @example
  * ```ts
@@ -44,6 +46,7 @@ export class RedlockInterceptor implements NestInterceptor {
   constructor(
     @Optional() @Inject(RedlockService) private readonly service?: RedlockService,
     @Optional() reflector?: Reflector,
+    @Optional() private readonly config?: ApplicationConfig,
   ) {
     this.reflector = reflector ?? new Reflector();
   }
@@ -52,7 +55,7 @@ export class RedlockInterceptor implements NestInterceptor {
     if (context.getType() !== 'http') return next.handle();
     const http = context.switchToHttp();
     const response = http.getResponse<unknown>();
-    const toHttp = (err: unknown) => throwError(() => toLockHttpException(err, this.lockedStatus(context), response));
+    const toHttp = (err: unknown) => throwError(() => this.toHttpException(err, context, response));
     const hold = RouteLockHold.of(http.getRequest<object>());
     const claim = hold?.claim();
     if (!hold || claim === 'inside') return next.handle().pipe(catchError(toHttp));
@@ -73,7 +76,7 @@ export class RedlockInterceptor implements NestInterceptor {
           subscriber.next(value);
         },
         // Release BEFORE the response goes out: a client's next request must not hit its own lock.
-        error: (err: unknown) => void hold.release().then(() => subscriber.error(toLockHttpException(err, this.lockedStatus(context), response))),
+        error: (err: unknown) => void hold.release().then(() => subscriber.error(this.toHttpException(err, context, response))),
         complete: () => {
           if (streamed || responseStarted(response)) {
             // The body is written after this: hold the lock until it is (or the client left).
@@ -105,6 +108,16 @@ export class RedlockInterceptor implements NestInterceptor {
    */
   protected onLockLost(_error: unknown, _context: ExecutionContext): void {
     // One log line per lost lock is written by the service; see lost-lock.logger.ts.
+  }
+
+  /**
+   * A lock error thrown by the handler as the HTTP exception to answer with (409/423 + `Retry-After`,
+   * 503, 400); other errors, and lock errors an exception filter of the app names in its `@Catch`,
+   * unchanged.
+   */
+  protected toHttpException(error: unknown, context: ExecutionContext, response: unknown): unknown {
+    if (filterNamesLockError(error, context, this.config)) return error;
+    return toLockHttpException(error, this.lockedStatus(context), response);
   }
 
   /** The status of a contended or lost lock: the route's `lockedStatus`, else the module's. */
