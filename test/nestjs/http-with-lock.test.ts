@@ -68,6 +68,13 @@ class BareController {
   below(@Param('id', ProbePipe) id: string) {
     return critical(id);
   }
+
+  @Post(':id/skip')
+  @HttpCode(200)
+  @WithLock('order:<id>', { onLocked: 'skip' })
+  skip(@Param('id') id: string) {
+    return critical(id);
+  }
 }
 
 /** The same, with the guard and interceptor applied explicitly. */
@@ -86,6 +93,13 @@ class GuardedController {
   @HttpCode(200)
   @WithLock('order:<id>', { wait: false })
   below(@Param('id', ProbePipe) id: string) {
+    return critical(id);
+  }
+
+  @Post(':id/skip')
+  @HttpCode(200)
+  @WithLock('order:<id>', { onLocked: 'skip' })
+  skip(@Param('id') id: string) {
     return critical(id);
   }
 }
@@ -138,6 +152,17 @@ describe.each(adapters)('@WithLock on routes (%s)', (name, makeAdapter) => {
     });
 
     const prefix = controller === BareController ? 'bare' : 'guarded';
+
+    it("skips the handler of a contended onLocked: 'skip' route (200, empty body)", async () => {
+      const id = unique(`${name}-skip`);
+      const first = request(base).post(`/${prefix}/${id}/skip`).then((r) => r);
+      await gate(id).entered.promise;
+      const skipped = await request(base).post(`/${prefix}/${id}/skip`);
+      gate(id).open.resolve();
+      expect(skipped.status).toBe(200);
+      expect(skipped.text).toBe('');
+      expect((await first).body).toEqual({ id, locked: [`order:${id}`] });
+    });
 
     describe.each(['above', 'below'])('@WithLock %s @Post', (order) => {
       it('locks once for the request, and answers 409 with Retry-After while another request holds the key', async () => {
