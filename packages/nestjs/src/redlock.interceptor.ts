@@ -65,6 +65,11 @@ export class RedlockInterceptor implements NestInterceptor {
     const streamsBody = streamsAfterHandler(context);
 
     return new Observable<unknown>((subscriber) => {
+      // Released or lost since the claim (the response ended first, the lock expired): do not run.
+      if (!hold.begin()) {
+        subscriber.error(this.toHttpException(hold.refusal(), context, response));
+        return;
+      }
       let produced = false;
       let streamed = streamsBody;
       let handedOver = false;

@@ -1,14 +1,15 @@
 import { LockLostError, type Lock, type UsingOptions } from '@redlock-nest/core';
-import { onResponseClose, onResponseDone } from './http-response.js';
+import { onResponseDone } from './http-response.js';
 import type { LockEngine } from './lock-service.base.js';
 
 /**
  * Where a route's hold is in its life. Only {@link RouteLockHold} moves it:
- * `held` (the guard acquired it) → `claimed` (an interceptor runs the handler under it) →
- * `released`; or `held` → `released` (the response ended before anyone claimed it) or `lost`
- * (it expired or was taken over before anyone claimed it). `released` and `lost` are final.
+ * `held` (the guard acquired it) → `claimed` (an interceptor took charge) → `running` (the
+ * handler runs under it) → `released`. Before `running`, the response ending (a later guard
+ * refused, the client left) releases it, and an expiry or takeover makes it `lost`: the handler
+ * then never starts. `released` and `lost` are final.
  */
-export type RouteLockHoldState = 'held' | 'claimed' | 'released' | 'lost';
+export type RouteLockHoldState = 'held' | 'claimed' | 'running' | 'released' | 'lost';
 
 /**
  * What {@link RouteLockHold.claim} decided: `'owner'` (run the handler, then release),
@@ -70,12 +71,12 @@ export class RouteLockHold {
 
   /**
    * Hands `hold` to `request`, where {@link of} finds it. If the response ends (or its client
-   * leaves) before an interceptor claimed the hold, for example because a later guard refused
-   * the request, the hold is released and can no longer be claimed.
+   * leaves) before the handler started, for example because a later guard refused the request,
+   * the hold is released and can no longer be claimed or started.
    */
   static attach(request: object, response: unknown, hold: RouteLockHold): void {
     holds.set(request, hold);
-    hold.stopWatchingResponse = onResponseClose(response, () => hold.abandon());
+    hold.stopWatchingResponse = onResponseDone(response, () => hold.abandon());
   }
 
   /** The hold the guard attached to `request`, if any. */
@@ -89,18 +90,25 @@ export class RouteLockHold {
 
   /**
    * An interceptor asks to run the handler under this hold. Only a `held` hold whose lock is
-   * still valid is granted (`'owner'`); the owner must call {@link release} or
-   * {@link releaseWhenResponseDone}. A released or lost hold is `'refused'`: do not run the handler.
+   * still valid is granted (`'owner'`); the owner calls {@link begin} when the handler starts and
+   * then {@link release} or {@link releaseWhenResponseDone}. A released or lost hold is
+   * `'refused'`: do not run the handler.
    */
   claim(): RouteLockClaim {
-    if (this.current === 'claimed') return 'inside';
-    if (this.current !== 'held') return 'refused';
-    if (this.lock.remainingMs <= 0 || this.lock.signal.aborted) {
-      this.lost();
-      return 'refused';
-    }
+    if (this.current === 'claimed' || this.current === 'running') return 'inside';
+    if (this.current !== 'held' || !this.valid()) return 'refused';
     this.current = 'claimed';
     return 'owner';
+  }
+
+  /**
+   * The owner starts the handler. False if the hold was released or lost since the claim
+   * (the response ended first, or the lock expired): do not run the handler.
+   */
+  begin(): boolean {
+    if (this.current !== 'claimed' || !this.valid()) return false;
+    this.current = 'running';
+    return true;
   }
 
   /** Why a claim was refused, as the lock error to report (mapped to 409/423 over HTTP). */
@@ -126,14 +134,21 @@ export class RouteLockHold {
     onResponseDone(response, () => void this.release());
   }
 
-  /** The response ended before anyone claimed the hold: release it, and refuse any later claim. */
+  /** The response ended before the handler started: release, and refuse any later claim or start. */
   private abandon(): void {
-    if (this.current === 'held') void this.release();
+    if (this.current === 'held' || this.current === 'claimed') void this.release();
   }
 
-  /** The lock expired or was taken over: a hold nobody claimed yet can no longer be claimed. */
+  /** Still valid; an expired or taken-over hold whose handler has not started becomes `lost`. */
+  private valid(): boolean {
+    if (this.lock.remainingMs > 0 && !this.lock.signal.aborted) return true;
+    this.lost();
+    return false;
+  }
+
+  /** The lock expired or was taken over: a hold whose handler has not started can no longer be used. */
   private lost(): void {
-    if (this.current !== 'held') return;
+    if (this.current !== 'held' && this.current !== 'claimed') return;
     this.current = 'lost';
     this.stopWatchingResponse();
     this.finish();
