@@ -21,6 +21,7 @@ import {
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { currentLock, RedlockGuard, RedlockInterceptor, RedlockModule, RedlockService, WithLock } from '@redlock-nest/nestjs';
+import { RedlockArgumentError } from '@redlock-nest/core';
 import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { RedisCluster } from '../harness/redis-server.js';
@@ -127,6 +128,14 @@ describe.each(adapters)('@WithLock on routes (%s)', (name, makeAdapter) => {
   afterAll(async () => {
     for (const c of direct) c.disconnect();
     await cluster?.stop();
+  });
+
+  it('refuses a malformed http option with a typed error naming the fix', async () => {
+    const compiling = Test.createTestingModule({
+      imports: [RedlockModule.forRoot({ nodes: cluster.urls, http: { global: 'yes' } as never })],
+    }).compile();
+    await expect(compiling).rejects.toThrow(RedlockArgumentError);
+    await expect(compiling).rejects.toThrow('{ global: true }');
   });
 
   describe.each(setups)('%s', (_setup, global, controller, beforePipes) => {
