@@ -50,3 +50,47 @@ export class OverlapProbe {
     this.order.push(`exit:${key}`);
   }
 }
+
+/** One run of a critical section: when it started and ended (`performance.now()`), and for which key. */
+export interface Interval {
+  readonly key: string;
+  readonly label: string;
+  readonly start: number;
+  end: number | undefined;
+}
+
+/**
+ * Records each run of a critical section as an interval per key. Mutual exclusion holds when
+ * no two intervals of one key overlap; a run that never ended overlaps everything after it.
+ */
+export class IntervalLog {
+  readonly runs: Interval[] = [];
+
+  /** Marks the start of a run; call the returned function when it ends. */
+  begin(key: string, label: string): () => void {
+    const run: Interval = { key, label, start: performance.now(), end: undefined };
+    this.runs.push(run);
+    return () => {
+      run.end = performance.now();
+    };
+  }
+
+  /** Pairs of runs of one key that were inside at the same time, as readable strings. */
+  overlaps(key?: string): string[] {
+    const found: string[] = [];
+    const runs = key === undefined ? this.runs : this.runs.filter((r) => r.key === key);
+    for (const [i, a] of runs.entries()) {
+      for (const b of runs.slice(i + 1)) {
+        if (a.key !== b.key) continue;
+        const aEnd = a.end ?? Infinity;
+        const bEnd = b.end ?? Infinity;
+        if (a.start < bEnd && b.start < aEnd) found.push(`${a.label} and ${b.label} on ${a.key}`);
+      }
+    }
+    return found;
+  }
+
+  labels(key: string): string[] {
+    return this.runs.filter((r) => r.key === key).map((r) => r.label);
+  }
+}

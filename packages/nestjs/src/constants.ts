@@ -13,5 +13,3 @@ export const REDLOCK_SERVICE_BINDING: unique symbol = Symbol('redlock-nest:servi
 /** Marks a class prototype that has at least one `@WithLock` method, so discovery binds only those. */
 export const HAS_LOCKED_METHODS: unique symbol = Symbol('redlock-nest:has-locked-methods');
 
-/** Request property under which the guard hands the held route lock to the interceptor. */
-export const ROUTE_LOCK_HOLD: unique symbol = Symbol('redlock-nest:route-lock');

@@ -24,3 +24,32 @@ export function onResponseClose(response: unknown, listener: () => void): () => 
   raw.once('close', listener);
   return () => raw.off('close', listener);
 }
+
+/**
+ * Calls `listener` once the response body has been fully written ('finish') or the client went
+ * away ('close'), whichever comes first. A response this package cannot watch counts as done.
+ */
+export function onResponseDone(response: unknown, listener: () => void): () => void {
+  const raw = rawResponse(response);
+  if (!raw || raw.writableFinished || raw.closed) {
+    queueMicrotask(listener);
+    return () => undefined;
+  }
+  const done = (): void => {
+    stop();
+    listener();
+  };
+  const stop = (): void => {
+    raw.off('finish', done);
+    raw.off('close', done);
+  };
+  raw.once('finish', done);
+  raw.once('close', done);
+  return stop;
+}
+
+/** True once something started writing the response (headers sent, or the body ended). */
+export function responseStarted(response: unknown): boolean {
+  const raw = rawResponse(response);
+  return raw !== undefined && (raw.headersSent || raw.writableEnded);
+}

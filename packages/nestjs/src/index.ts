@@ -9,12 +9,14 @@ export {
   DEFAULT_REDLOCK_MODULE_OPTIONS,
   type IndependenceCheckMode,
   type LockedStatus,
+  type RedlockHttpOptions,
   type RedlockModuleOptions,
   type ResolvedRedlockModuleOptions,
 } from './redlock-options.js';
 export { RedlockService } from './redlock.service.js';
 export { WithLock, type WithLockDefinition, type WithLockOptions } from './with-lock.decorator.js';
-export { LockRoute, type LockRouteDefinition, type LockRouteOptions } from './lock-route.decorator.js';
+export { LockRoute } from './lock-route.decorator.js';
+export type { LockRouteDefinition, LockRouteOptions } from './lock-route.definition.js';
 export type { LockCallOptions, OnLocked } from './lock-call-options.js';
 export type { LockKey, RouteLockKey } from './lock-key.js';
 export { currentLock } from './lock-context.js';

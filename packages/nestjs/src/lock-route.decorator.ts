@@ -1,27 +1,11 @@
 import { applyDecorators, SetMetadata, UseGuards, UseInterceptors } from '@nestjs/common';
 import { LOCK_ROUTE_METADATA } from './constants.js';
 import { LockKeyError } from './errors.js';
-import { checkLockCallOptions, type LockCallOptions } from './lock-call-options.js';
+import { checkLockCallOptions } from './lock-call-options.js';
 import { compileRouteKey, type RouteLockKey } from './lock-key.js';
 import { RedlockGuard } from './redlock.guard.js';
 import { RedlockInterceptor } from './redlock.interceptor.js';
-import type { LockedStatus } from './redlock-options.js';
-
-/** Options of `@LockRoute`. */
-export interface LockRouteOptions extends Omit<LockCallOptions, 'onLocked' | 'wait'> {
-  /** How long a request waits for a held key: `false` (default) answers 409/423 at once; a number waits up to that many ms. */
-  readonly wait?: false | number;
-  /** Status when contended, overriding the module's `lockedStatus`. */
-  readonly lockedStatus?: LockedStatus;
-}
-
-/** What `@LockRoute` stores on the handler (metadata key `LOCK_ROUTE_METADATA`). */
-export interface LockRouteDefinition {
-  readonly key: RouteLockKey;
-  readonly options: LockRouteOptions;
-  /** The compiled key: request (and context) to resources. */
-  readonly resolve: ReturnType<typeof compileRouteKey>;
-}
+import type { LockRouteDefinition, LockRouteOptions } from './lock-route.definition.js';
 
 /**
  * Locks an HTTP route for the whole request: {@link RedlockGuard} resolves the key from the request

@@ -1,16 +1,18 @@
 import { Catch, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import { LockLostError, LockNotAcquiredError, QuorumUnavailableError, StaleFencingTokenError } from '@redlock-nest/core';
-import { setResponseHeader } from './http-response.js';
-import { LockConflictException, LockUnavailableException, retryAfterSeconds } from './redlock-http.exceptions.js';
+import { LockKeyError } from './errors.js';
+import { toLockHttpException } from './redlock-http.exceptions.js';
 import type { LockedStatus } from './redlock-options.js';
 
 /**
  * Maps lock errors that escape an HTTP handler (for example from a `@WithLock` method the
  * controller calls) to 409/423 with `Retry-After` and 503, instead of Nest's generic 500:
  * contention, a lock lost to another holder (`LockLostError`) and a write refused by a fenced
- * resource (`StaleFencingTokenError`) are conflicts; no quorum is 503.
- * `@LockRoute` does not need it (its guard answers before the handler runs). HTTP only.
+ * resource (`StaleFencingTokenError`) are conflicts; no quorum is 503; a key that resolved to
+ * nothing (`LockKeyError`) is 400. `RedlockModule` already maps these for every HTTP handler
+ * (through its app-wide `RedlockInterceptor`): use this filter only for errors thrown outside
+ * handlers, or to change the status in a subclass. HTTP only.
  *
  * @example
  * ```ts
@@ -18,7 +20,7 @@ import type { LockedStatus } from './redlock-options.js';
  * // or per controller: @UseFilters(RedlockExceptionFilter)
  * ```
  */
-@Catch(LockNotAcquiredError, QuorumUnavailableError, LockLostError, StaleFencingTokenError)
+@Catch(LockNotAcquiredError, QuorumUnavailableError, LockLostError, StaleFencingTokenError, LockKeyError)
 export class RedlockExceptionFilter extends BaseExceptionFilter {
   /** Status for contention; 409 unless overridden in a subclass. */
   protected readonly lockedStatus: LockedStatus = 409;
@@ -30,16 +32,6 @@ export class RedlockExceptionFilter extends BaseExceptionFilter {
 
   /** The HTTP exception sent for a lock error; sets `Retry-After` when the holder's TTL is known. */
   protected toHttpException(exception: unknown, host: ArgumentsHost): unknown {
-    if (exception instanceof LockNotAcquiredError) {
-      const seconds = retryAfterSeconds(exception);
-      if (seconds !== undefined) setResponseHeader(host.switchToHttp().getResponse(), 'Retry-After', String(seconds));
-      return new LockConflictException(exception.resources, this.lockedStatus, seconds, exception);
-    }
-    if (exception instanceof QuorumUnavailableError) return new LockUnavailableException(exception.resources, exception);
-    if (exception instanceof LockLostError) return new LockConflictException(exception.resources, this.lockedStatus, undefined, exception);
-    if (exception instanceof StaleFencingTokenError) {
-      return new LockConflictException([exception.resource], this.lockedStatus, undefined, exception);
-    }
-    return exception;
+    return toLockHttpException(exception, this.lockedStatus, host.switchToHttp().getResponse());
   }
 }

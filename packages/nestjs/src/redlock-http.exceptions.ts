@@ -1,5 +1,7 @@
-import { HttpException, HttpStatus } from '@nestjs/common';
-import type { LockNotAcquiredError } from '@redlock-nest/core';
+import { BadRequestException, HttpException, HttpStatus } from '@nestjs/common';
+import { LockLostError, LockNotAcquiredError, QuorumUnavailableError, StaleFencingTokenError } from '@redlock-nest/core';
+import { LockKeyError } from './errors.js';
+import { setResponseHeader } from './http-response.js';
 import type { LockedStatus } from './redlock-options.js';
 
 /** Seconds for `Retry-After`, rounded up, from the holder's remaining TTL (undefined when unknown). */
@@ -73,4 +75,33 @@ export class LockUnavailableException extends HttpException {
     );
     this.resources = resources;
   }
+}
+
+/** The lock errors {@link toLockHttpException} answers with a 4xx/503 instead of a 500. */
+export const HTTP_MAPPED_LOCK_ERRORS = [
+  LockNotAcquiredError,
+  QuorumUnavailableError,
+  LockLostError,
+  StaleFencingTokenError,
+  LockKeyError,
+] as const;
+
+/**
+ * The HTTP answer to a lock error, written once for the guard, the interceptor and the filter:
+ * contention is 409/423 with `Retry-After` (set on `response`) when the holder's TTL is known;
+ * a lock lost to another holder and a write refused by a fenced resource are conflicts too;
+ * no quorum is 503; a key that resolved to nothing is the client's fault (400).
+ * Anything else is returned unchanged.
+ */
+export function toLockHttpException(error: unknown, lockedStatus: LockedStatus, response?: unknown): unknown {
+  if (error instanceof LockNotAcquiredError) {
+    const seconds = retryAfterSeconds(error);
+    if (seconds !== undefined && response !== undefined) setResponseHeader(response, 'Retry-After', String(seconds));
+    return new LockConflictException(error.resources, lockedStatus, seconds, error);
+  }
+  if (error instanceof QuorumUnavailableError) return new LockUnavailableException(error.resources, error);
+  if (error instanceof LockLostError) return new LockConflictException(error.resources, lockedStatus, undefined, error);
+  if (error instanceof StaleFencingTokenError) return new LockConflictException([error.resource], lockedStatus, undefined, error);
+  if (error instanceof LockKeyError) return new BadRequestException(error.message, { cause: error });
+  return error;
 }

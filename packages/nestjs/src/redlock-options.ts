@@ -6,6 +6,19 @@ export type LockedStatus = 409 | 423;
 /** What the module does when the configured nodes are not independent masters. */
 export type IndependenceCheckMode = 'off' | 'warn' | 'fail';
 
+/** How the module plugs into HTTP routes (module option `http`). */
+export interface RedlockHttpOptions {
+  /**
+   * Apply `RedlockGuard` to every route (app-wide), so `@WithLock('order:<id>')` alone on a
+   * controller handler locks before the pipes run, with the key resolved from the request
+   * (`<id>` from route params, then query, then body). Default `false`: a `@WithLock` handler
+   * then locks when it is called (after the pipes), unless the route uses `@UseGuards(RedlockGuard)`.
+   * Either way its lock failures answer 409/423 + `Retry-After`, 503 or 400, never 500.
+   * `@LockRoute` handlers always run their own guard, in their declared order.
+   */
+  readonly global?: boolean;
+}
+
 /**
  * Options of `RedlockModule.forRoot()` / the factory of `forRootAsync()`.
  * Everything of the core's `RedlockOptions` (key prefix, drift, node timeout, retry, maxHoldMs…)
@@ -36,6 +49,8 @@ export interface RedlockModuleOptions extends RedlockOptions {
    * `'warn'` logs problems (default), `'fail'` makes `app.init()` reject, `'off'` skips the check.
    */
   readonly independenceCheck?: IndependenceCheckMode;
+  /** HTTP routes: `{ global: true }` locks every `@WithLock` handler before its pipes. */
+  readonly http?: RedlockHttpOptions;
 }
 
 /** Module options after defaults were merged: the only shape the rest of the package reads. */
@@ -46,6 +61,7 @@ export interface ResolvedRedlockModuleOptions {
   readonly ttl: number;
   readonly lockedStatus: LockedStatus;
   readonly independenceCheck: IndependenceCheckMode;
+  readonly http: Required<RedlockHttpOptions>;
 }
 
 /** The single source of the module-level defaults. */
@@ -54,6 +70,8 @@ export const DEFAULT_REDLOCK_MODULE_OPTIONS = Object.freeze({
   ttl: 10_000,
   lockedStatus: 409 as LockedStatus,
   independenceCheck: 'warn' as IndependenceCheckMode,
+  /** `@WithLock` handlers lock when called unless asked for app-wide (a global guard changes every route). */
+  http: Object.freeze({ global: false }),
 });
 
 /** Merges user options over {@link DEFAULT_REDLOCK_MODULE_OPTIONS} and validates the module-level ones. */
@@ -63,7 +81,7 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
       'RedlockModule.forRoot() needs options: RedlockModule.forRoot({ nodes: ["redis://host:6379"] }).',
     );
   }
-  const { nodes, ttl, lockedStatus, independenceCheck, ...core } = options;
+  const { nodes, ttl, lockedStatus, independenceCheck, http, ...core } = options;
   if (!Array.isArray(nodes) || nodes.length === 0) {
     throw new RedlockArgumentError(
       'RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }.',
@@ -81,11 +99,15 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
       `RedlockModule options.independenceCheck must be 'off', 'warn' or 'fail', got ${String(independenceCheck)}.`,
     );
   }
+  if (http !== undefined && (typeof http !== 'object' || http === null || (http.global !== undefined && typeof http.global !== 'boolean'))) {
+    throw new RedlockArgumentError(`RedlockModule options.http must be an object like { global: true }, got ${JSON.stringify(http)}.`);
+  }
   return {
     nodes,
     core,
     ttl: ttl ?? d.ttl,
     lockedStatus: lockedStatus ?? d.lockedStatus,
     independenceCheck: independenceCheck ?? d.independenceCheck,
+    http: { global: http?.global ?? d.http.global },
   };
 }

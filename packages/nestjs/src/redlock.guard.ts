@@ -6,24 +6,49 @@ import {
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
-import { LockNotAcquiredError, QuorumUnavailableError } from '@redlock-nest/core';
-import { LOCK_ROUTE_METADATA, ROUTE_LOCK_HOLD } from './constants.js';
+import { Reflector } from '@nestjs/core';
+import { LockNotAcquiredError, type UsingOptions } from '@redlock-nest/core';
+import { LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';
 import { LockKeyError, LockRouteContextError, RedlockModuleNotInitializedError } from './errors.js';
-import { onResponseClose, setResponseHeader } from './http-response.js';
-import { toUsingOptions } from './lock-call-options.js';
-import type { LockRouteDefinition } from './lock-route.decorator.js';
-import { LockConflictException, LockUnavailableException, retryAfterSeconds } from './redlock-http.exceptions.js';
+import { onResponseClose } from './http-response.js';
+import { toUsingOptions, type LockCallOptions } from './lock-call-options.js';
+import { compileRouteKey } from './lock-key.js';
+import type { LockRouteDefinition } from './lock-route.definition.js';
 import type { LockServiceBase } from './lock-service.base.js';
+import type { LockedStatus } from './redlock-options.js';
+import { toLockHttpException } from './redlock-http.exceptions.js';
 import { RedlockService, redlockServices } from './redlock.service.js';
 import { RouteLockHold } from './route-lock.hold.js';
+import type { WithLockDefinition } from './with-lock.decorator.js';
+
+/** A `@WithLock` key compiled against the request, once per definition; `null`: it is a function of the arguments. */
+const withLockRouteKeys = new WeakMap<WithLockDefinition, ReturnType<typeof compileRouteKey> | null>();
+
+/** What the guard acquires for one request. */
+interface RouteLockPlan {
+  readonly resources: readonly string[];
+  readonly ttl: number | undefined;
+  readonly using: UsingOptions;
+  readonly lockedStatus: LockedStatus | undefined;
+  /** `@WithLock(…, { onLocked: 'skip' })`: when contended, let the method wrapper skip the call. */
+  readonly skipWhenLocked: boolean;
+}
 
 /**
- * Acquires a `@LockRoute` handler's lock before the handler (and its pipes) run, or rejects fast:
+ * Acquires a route handler's lock before the handler (and its pipes) run, or rejects fast:
  * {@link LockConflictException} (409/423, with `Retry-After` when the holder's remaining TTL is
  * known) when contended, {@link LockUnavailableException} (503) without a Redis quorum, 400 when
- * the request lacks a key value. The held lock is handed to {@link RedlockInterceptor}.
+ * the request lacks a key value. The held lock is handed to {@link RedlockInterceptor}, which runs
+ * the handler under it and releases it.
+ *
+ * It locks `@LockRoute` handlers, and `@WithLock` handlers whose key resolves from the request
+ * (`<id>` from route params, then query, then body): the `@WithLock` method then reuses that lock.
+ * A `@WithLock` key that does not resolve from the request (a function key, or `<dto.id>` of a
+ * `@Body() dto`) is acquired by the method itself, after the pipes.
+ *
  * Override the `protected` methods to change how keys, options or errors are derived.
- * Applied by `@LockRoute`; use it directly only through a subclass.
+ * Applied by `@LockRoute`, app-wide by `RedlockModule.forRoot({ http: { global: true } })`, or with
+ * `@UseGuards(RedlockGuard)`.
  *
  * @example
  * ```ts
@@ -38,47 +63,41 @@ import { RouteLockHold } from './route-lock.hold.js';
  */
 @Injectable()
 export class RedlockGuard implements CanActivate {
-  constructor(@Optional() @Inject(RedlockService) private readonly service?: RedlockService) {}
+  protected readonly reflector: Reflector;
+
+  constructor(
+    @Optional() @Inject(RedlockService) private readonly service?: RedlockService,
+    @Optional() reflector?: Reflector,
+  ) {
+    this.reflector = reflector ?? new Reflector();
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const route = this.routeDefinition(context);
-    if (!route) return true;
-    // Never run a @LockRoute handler unlocked because it was reached some other way.
     if (context.getType() !== 'http') {
-      throw new LockRouteContextError(`${context.getClass().name}.${context.getHandler().name}`, context.getType());
+      // Never run a @LockRoute handler unlocked because it was reached some other way.
+      // (A @WithLock handler locks itself from its arguments there.)
+      if (route) throw new LockRouteContextError(`${context.getClass().name}.${context.getHandler().name}`, context.getType());
+      return true;
     }
     const http = context.switchToHttp();
-    const request = http.getRequest<Record<symbol, unknown>>();
-    const response = http.getResponse<unknown>();
-    if (request[ROUTE_LOCK_HOLD]) return true; // already locked for this request (guard applied twice)
-    const service = this.lockService(context);
-    const resources = this.resolveResources(route, request, context);
-
-    // A client that gives up while we wait for the lock stops the wait.
-    const abort = new AbortController();
-    const stopWatching = onResponseClose(response, () => abort.abort(new Error('client closed the request')));
-    let hold: RouteLockHold;
-    try {
-      hold = await RouteLockHold.acquire(service.redlock, resources, route.options.ttl ?? service.options.ttl, {
-        ...toUsingOptions({ ...route.options, wait: route.options.wait ?? false }),
-        signal: abort.signal,
-      });
-    } catch (err) {
-      throw this.toHttpException(err, resources, route, service, response);
-    } finally {
-      stopWatching();
-    }
-    request[ROUTE_LOCK_HOLD] = hold;
-    // If the interceptor never runs (a later guard rejected, the client left), the response's end releases.
-    onResponseClose(response, () => {
-      if (!hold.isClaimed) void hold.release();
-    });
+    const request = http.getRequest<object>();
+    if (RouteLockHold.of(request)) return true; // already locked for this request (guard applied twice)
+    const plan = route ? this.planLockRoute(route, request, context) : this.planWithLock(request, context);
+    if (!plan) return true;
+    const hold = await this.acquire(plan, context);
+    if (hold) RouteLockHold.attach(request, http.getResponse<unknown>(), hold);
     return true;
   }
 
   /** The `@LockRoute` definition of the handler, if any. */
   protected routeDefinition(context: ExecutionContext): LockRouteDefinition | undefined {
-    return Reflect.getMetadata(LOCK_ROUTE_METADATA, context.getHandler()) as LockRouteDefinition | undefined;
+    return this.reflector.get<LockRouteDefinition | undefined>(LOCK_ROUTE_METADATA, context.getHandler());
+  }
+
+  /** The `@WithLock` definition of the handler, if any (either decorator order: the wrapper carries it). */
+  protected withLockDefinition(context: ExecutionContext): WithLockDefinition | undefined {
+    return this.reflector.get<WithLockDefinition | undefined>(WITH_LOCK_METADATA, context.getHandler());
   }
 
   /** The resources to lock for this request; a missing key value is the client's fault (400). */
@@ -94,24 +113,71 @@ export class RedlockGuard implements CanActivate {
   /** The app's lock service; the injected one, else the process registry. */
   protected lockService(context: ExecutionContext): LockServiceBase {
     const service = this.service ?? redlockServices.lookup(undefined);
-    if (!service) throw new RedlockModuleNotInitializedError(`@LockRoute on ${context.getClass().name}.${context.getHandler().name}`);
+    if (!service) throw new RedlockModuleNotInitializedError(`The lock of ${context.getClass().name}.${context.getHandler().name}`);
     return service;
   }
 
   /** Maps acquisition failures to HTTP exceptions and sets `Retry-After` (seconds, rounded up). */
-  protected toHttpException(
-    err: unknown,
-    resources: readonly string[],
-    route: LockRouteDefinition,
-    service: LockServiceBase,
-    response: unknown,
-  ): unknown {
-    if (err instanceof LockNotAcquiredError) {
-      const seconds = retryAfterSeconds(err);
-      if (seconds !== undefined) setResponseHeader(response, 'Retry-After', String(seconds));
-      return new LockConflictException(resources, route.options.lockedStatus ?? service.options.lockedStatus, seconds, err);
+  protected toHttpException(err: unknown, lockedStatus: LockedStatus, response: unknown): unknown {
+    return toLockHttpException(err, lockedStatus, response);
+  }
+
+  private planLockRoute(route: LockRouteDefinition, request: object, context: ExecutionContext): RouteLockPlan {
+    return {
+      resources: this.resolveResources(route, request, context),
+      ttl: route.options.ttl,
+      using: toUsingOptions({ ...route.options, wait: route.options.wait ?? false }),
+      lockedStatus: route.options.lockedStatus,
+      skipWhenLocked: false,
+    };
+  }
+
+  /** A `@WithLock` handler: locked here when its key resolves from the request, else left to the method. */
+  private planWithLock(request: object, context: ExecutionContext): RouteLockPlan | undefined {
+    const definition = this.withLockDefinition(context);
+    if (!definition) return undefined;
+    let resolve = withLockRouteKeys.get(definition);
+    if (resolve === undefined) {
+      const where = `@WithLock on ${context.getClass().name}.${context.getHandler().name}`;
+      resolve = typeof definition.key === 'function' ? null : compileRouteKey(definition.key, where);
+      withLockRouteKeys.set(definition, resolve);
     }
-    if (err instanceof QuorumUnavailableError) return new LockUnavailableException(resources, err);
-    return err;
+    if (!resolve) return undefined;
+    let resources: string[];
+    try {
+      resources = resolve(request, context);
+    } catch (err) {
+      // Named after a method argument the request does not carry (`<dto.id>`): the method locks it.
+      if (err instanceof LockKeyError) return undefined;
+      throw err;
+    }
+    const options: LockCallOptions = definition.options;
+    return {
+      resources,
+      ttl: options.ttl,
+      using: toUsingOptions(options),
+      lockedStatus: undefined,
+      skipWhenLocked: options.onLocked === 'skip',
+    };
+  }
+
+  /** Acquires the plan's lock; undefined when contended on a skip-when-locked method (it skips itself). */
+  private async acquire(plan: RouteLockPlan, context: ExecutionContext): Promise<RouteLockHold | undefined> {
+    const service = this.lockService(context);
+    const response = context.switchToHttp().getResponse<unknown>();
+    // A client that gives up while we wait for the lock stops the wait.
+    const abort = new AbortController();
+    const stopWatching = onResponseClose(response, () => abort.abort(new Error('client closed the request')));
+    try {
+      return await RouteLockHold.acquire(service.redlock, plan.resources, plan.ttl ?? service.options.ttl, {
+        ...plan.using,
+        signal: abort.signal,
+      });
+    } catch (err) {
+      if (plan.skipWhenLocked && err instanceof LockNotAcquiredError) return undefined;
+      throw this.toHttpException(err, plan.lockedStatus ?? service.options.lockedStatus, response);
+    } finally {
+      stopWatching();
+    }
   }
 }

@@ -1,18 +1,33 @@
-import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
-import { Observable } from 'rxjs';
-import { ROUTE_LOCK_HOLD } from './constants.js';
-import { onResponseClose } from './http-response.js';
+import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { ApplicationConfig, Reflector } from '@nestjs/core';
+import { catchError, Observable, throwError } from 'rxjs';
+import { LOCK_ROUTE_METADATA } from './constants.js';
+import { onResponseClose, responseStarted } from './http-response.js';
+import { filterNamesLockError } from './lock-error-owners.js';
 import { runInLockContext } from './lock-context.js';
-import type { RouteLockHold } from './route-lock.hold.js';
+import type { LockRouteDefinition } from './lock-route.definition.js';
+import { toLockHttpException } from './redlock-http.exceptions.js';
+import { DEFAULT_REDLOCK_MODULE_OPTIONS, type LockedStatus } from './redlock-options.js';
+import { RedlockService } from './redlock.service.js';
+import { RouteLockHold } from './route-lock.hold.js';
+import { isStreamedBody, streamsAfterHandler } from './streamed-response.js';
 
 /**
- * Runs a `@LockRoute` handler inside the lock its {@link RedlockGuard} acquired: `currentLock()`
- * works in the handler and `@WithLock` calls on the same key are reentrant; the lock is extended
- * while the handler (or its observable/streamed response) runs and released when it completes or
- * errors, or when the client disconnects after the handler has produced its result.
+ * Runs a route handler inside the lock its {@link RedlockGuard} acquired: `currentLock()` works
+ * in the handler and `@WithLock` calls on the same key are reentrant; the lock is extended while
+ * the handler runs and released when it completes or errors, or when the client disconnects
+ * after the handler has produced its result. A streamed body (`StreamableFile`, a returned
+ * stream, an `@Sse()` observable, a handler writing through `@Res()`) keeps the lock until the
+ * response is fully written or its client left.
  *
+ * A hold that was released or lost before the handler started (its client left while a later
+ * guard ran; it expired) is never used: the handler does not run and the request answers 409/423.
  * A handler still computing when the client disconnects keeps the lock until it finishes:
  * releasing earlier would let a second request into the critical section while this one runs.
+ *
+ * Lock errors thrown by any handler (for example a `@WithLock` method it calls) answer 409/423
+ * with `Retry-After`, 503 or 400 instead of 500, unless an exception filter of the app names their
+ * class in its `@Catch` (it then gets them unchanged). `RedlockModule` registers it app-wide.
  *
  * @example
  * ```ts
@@ -26,25 +41,57 @@ import type { RouteLockHold } from './route-lock.hold.js';
  */
 @Injectable()
 export class RedlockInterceptor implements NestInterceptor {
+  private readonly reflector: Reflector;
+
+  constructor(
+    @Optional() @Inject(RedlockService) private readonly service?: RedlockService,
+    @Optional() reflector?: Reflector,
+    @Optional() private readonly config?: ApplicationConfig,
+  ) {
+    this.reflector = reflector ?? new Reflector();
+  }
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
     const http = context.switchToHttp();
-    const hold = http.getRequest<Record<symbol, unknown>>()[ROUTE_LOCK_HOLD] as RouteLockHold | undefined;
-    if (!hold || !hold.claim()) return next.handle();
     const response = http.getResponse<unknown>();
+    const toHttp = (err: unknown) => throwError(() => this.toHttpException(err, context, response));
+    const hold = RouteLockHold.of(http.getRequest<object>());
+    const claim = hold?.claim();
+    if (!hold || claim === 'inside') return next.handle().pipe(catchError(toHttp));
+    // Released (the client left) or lost (expired) before the handler started: it must not run.
+    if (claim === 'refused') return toHttp(hold.refusal());
     hold.settled.catch((err: unknown) => this.onLockLost(err, context));
+    const streamsBody = streamsAfterHandler(context);
 
     return new Observable<unknown>((subscriber) => {
+      // Released or lost since the claim (the response ended first, the lock expired): do not run.
+      if (!hold.begin()) {
+        subscriber.error(this.toHttpException(hold.refusal(), context, response));
+        return;
+      }
       let produced = false;
+      let streamed = streamsBody;
+      let handedOver = false;
       // next.handle() binds the handler to the async context it is called in: call it inside the lock context.
       const inner = runInLockContext(hold.lock, hold.owner, () => next.handle()).subscribe({
         next: (value) => {
           produced = true;
+          if (isStreamedBody(value)) streamed = true;
           subscriber.next(value);
         },
         // Release BEFORE the response goes out: a client's next request must not hit its own lock.
-        error: (err: unknown) => void hold.release().then(() => subscriber.error(err)),
-        complete: () => void hold.release().then(() => subscriber.complete()),
+        error: (err: unknown) => void hold.release().then(() => subscriber.error(this.toHttpException(err, context, response))),
+        complete: () => {
+          if (streamed || responseStarted(response)) {
+            // The body is written after this: hold the lock until it is (or the client left).
+            handedOver = true;
+            hold.releaseWhenResponseDone(response);
+            subscriber.complete();
+          } else {
+            void hold.release().then(() => subscriber.complete());
+          }
+        },
       });
       const stopWatching = onResponseClose(response, () => {
         if (!produced) return; // the handler is still running; its completion releases
@@ -54,7 +101,7 @@ export class RedlockInterceptor implements NestInterceptor {
       return () => {
         stopWatching();
         inner.unsubscribe();
-        void hold.release();
+        if (!handedOver) void hold.release();
       };
     });
   }
@@ -66,5 +113,21 @@ export class RedlockInterceptor implements NestInterceptor {
    */
   protected onLockLost(_error: unknown, _context: ExecutionContext): void {
     // One log line per lost lock is written by the service; see lost-lock.logger.ts.
+  }
+
+  /**
+   * A lock error thrown by the handler as the HTTP exception to answer with (409/423 + `Retry-After`,
+   * 503, 400); other errors, and lock errors an exception filter of the app names in its `@Catch`,
+   * unchanged.
+   */
+  protected toHttpException(error: unknown, context: ExecutionContext, response: unknown): unknown {
+    if (filterNamesLockError(error, context, this.config)) return error;
+    return toLockHttpException(error, this.lockedStatus(context), response);
+  }
+
+  /** The status of a contended or lost lock: the route's `lockedStatus`, else the module's. */
+  private lockedStatus(context: ExecutionContext): LockedStatus {
+    const route = this.reflector.get<LockRouteDefinition | undefined>(LOCK_ROUTE_METADATA, context.getHandler());
+    return route?.options.lockedStatus ?? this.service?.options.lockedStatus ?? DEFAULT_REDLOCK_MODULE_OPTIONS.lockedStatus;
   }
 }

@@ -1,14 +1,38 @@
-import type { Lock, UsingOptions } from '@redlock-nest/core';
+import { LockLostError, type Lock, type UsingOptions } from '@redlock-nest/core';
+import { onResponseDone } from './http-response.js';
 import type { LockEngine } from './lock-service.base.js';
 
 /**
- * A route's lock between the guard (which acquires it) and the interceptor (which releases it
- * when the response is done). Built on the core's `using()`, so the watchdog, `maxHoldMs` and
- * release semantics are the core's: the routine simply waits until {@link release} is called.
+ * Where a route's hold is in its life. Only {@link RouteLockHold} moves it:
+ * `held` (the guard acquired it) → `claimed` (an interceptor took charge) → `running` (the
+ * handler runs under it) → `released`. Before `running`, the response ending (a later guard
+ * refused, the client left) releases it, and an expiry or takeover makes it `lost`: the handler
+ * then never starts. `released` and `lost` are final.
+ */
+export type RouteLockHoldState = 'held' | 'claimed' | 'running' | 'released' | 'lost';
+
+/**
+ * What {@link RouteLockHold.claim} decided: `'owner'` (run the handler, then release),
+ * `'inside'` (another interceptor of this request already owns it: just run inside it),
+ * `'refused'` (released or lost: the handler must not run).
+ */
+export type RouteLockClaim = 'owner' | 'inside' | 'refused';
+
+/** The hold of each request in flight, keyed by the request object (nothing is written on it). */
+const holds = new WeakMap<object, RouteLockHold>();
+
+/**
+ * A route's lock between the guard (which acquires it) and the interceptor (which runs the
+ * handler under it and releases it). Claim and release are one state machine, decided here
+ * only: a hold that was released (its client left while a later guard ran) or lost (it expired
+ * before the handler started) can never be claimed, so no handler ever runs on it.
+ *
+ * Built on the core's `using()`, so the watchdog, `maxHoldMs` and release semantics are the
+ * core's: the routine simply waits until the hold ends.
  */
 export class RouteLockHold {
-  /** Whether the interceptor took charge of releasing (otherwise the response's 'close' does). */
-  private claimed = false;
+  private current: RouteLockHoldState = 'held';
+  private stopWatchingResponse: () => void = () => undefined;
 
   private constructor(
     readonly lock: Lock,
@@ -19,7 +43,7 @@ export class RouteLockHold {
     readonly settled: Promise<void>,
   ) {}
 
-  /** Acquires `resources` and keeps them locked until `release()`. Rejects like `Redlock.acquire`. */
+  /** Acquires `resources` and keeps them locked until the hold ends. Rejects like `Redlock.acquire`. */
   static acquire(redlock: LockEngine, resources: readonly string[], ttlMs: number, options: UsingOptions): Promise<RouteLockHold> {
     return new Promise<RouteLockHold>((resolve, reject) => {
       let finish!: () => void;
@@ -37,28 +61,96 @@ export class RouteLockHold {
         },
         options,
       );
-      // Before the routine ran this is the acquisition failure; after, the caller observes `settled`.
       settled.catch((err: unknown) => {
+        // Before the routine ran this is the acquisition failure; after, the lock was lost.
         if (!hold) reject(err);
+        else hold.lost();
       });
     });
   }
 
-  /** The interceptor takes over; returns false if someone already did (one release owner only). */
-  claim(): boolean {
-    if (this.claimed) return false;
-    this.claimed = true;
+  /**
+   * Hands `hold` to `request`, where {@link of} finds it. If the response ends (or its client
+   * leaves) before the handler started, for example because a later guard refused the request,
+   * the hold is released and can no longer be claimed or started.
+   */
+  static attach(request: object, response: unknown, hold: RouteLockHold): void {
+    holds.set(request, hold);
+    hold.stopWatchingResponse = onResponseDone(response, () => hold.abandon());
+  }
+
+  /** The hold the guard attached to `request`, if any. */
+  static of(request: object): RouteLockHold | undefined {
+    return holds.get(request);
+  }
+
+  get state(): RouteLockHoldState {
+    return this.current;
+  }
+
+  /**
+   * An interceptor asks to run the handler under this hold. Only a `held` hold whose lock is
+   * still valid is granted (`'owner'`); the owner calls {@link begin} when the handler starts and
+   * then {@link release} or {@link releaseWhenResponseDone}. A released or lost hold is
+   * `'refused'`: do not run the handler.
+   */
+  claim(): RouteLockClaim {
+    if (this.current === 'claimed' || this.current === 'running') return 'inside';
+    if (this.current !== 'held' || !this.valid()) return 'refused';
+    this.current = 'claimed';
+    return 'owner';
+  }
+
+  /**
+   * The owner starts the handler. False if the hold was released or lost since the claim
+   * (the response ended first, or the lock expired): do not run the handler.
+   */
+  begin(): boolean {
+    if (this.current !== 'claimed' || !this.valid()) return false;
+    this.current = 'running';
     return true;
   }
 
-  /** True once the interceptor claimed the hold. */
-  get isClaimed(): boolean {
-    return this.claimed;
+  /** Why a claim was refused, as the lock error to report (mapped to 409/423 over HTTP). */
+  refusal(): LockLostError {
+    const reason: unknown = this.lock.signal.reason;
+    if (reason instanceof LockLostError) return reason;
+    return new LockLostError({ resources: this.lock.resources, reason: this.current === 'lost' ? 'expired' : 'released' });
   }
 
   /** Ends the hold: stops the watchdog and releases the lock. Idempotent; never rejects. */
   release(): Promise<void> {
+    if (this.current !== 'lost') this.current = 'released';
+    this.stopWatchingResponse();
     this.finish();
     return this.settled.catch(() => undefined);
+  }
+
+  /**
+   * Releases once the response is fully written ('finish') or its client left ('close'):
+   * for a streamed body, which is produced after the handler completed.
+   */
+  releaseWhenResponseDone(response: unknown): void {
+    onResponseDone(response, () => void this.release());
+  }
+
+  /** The response ended before the handler started: release, and refuse any later claim or start. */
+  private abandon(): void {
+    if (this.current === 'held' || this.current === 'claimed') void this.release();
+  }
+
+  /** Still valid; an expired or taken-over hold whose handler has not started becomes `lost`. */
+  private valid(): boolean {
+    if (this.lock.remainingMs > 0 && !this.lock.signal.aborted) return true;
+    this.lost();
+    return false;
+  }
+
+  /** The lock expired or was taken over: a hold whose handler has not started can no longer be used. */
+  private lost(): void {
+    if (this.current !== 'held' && this.current !== 'claimed') return;
+    this.current = 'lost';
+    this.stopWatchingResponse();
+    this.finish();
   }
 }

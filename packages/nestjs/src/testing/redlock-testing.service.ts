@@ -48,6 +48,7 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
       ttl: options.ttl ?? d.ttl,
       lockedStatus: options.lockedStatus ?? d.lockedStatus,
       independenceCheck: 'off',
+      http: d.http,
     };
     redlockServices.add(this);
   }
