@@ -214,14 +214,16 @@ describe('packed packages', () => {
       expect(health.locks.nodes[0]).toMatchObject({ status: 'up', role: 'master' });
     });
 
-    it('type-checks a NodeNext consumer against the packed declarations', async () => {
+    it('type-checks a consumer against the packed declarations under nodenext and bundler resolution', async () => {
       linkPeer(app, '@types/node');
       writeFileSync(join(app, 'consumer.ts'), CONSUMER_TS);
       const tsc = join(repo, 'node_modules/typescript/bin/tsc');
-      const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'];
-      const result = await run(process.execPath, [tsc, ...args, '--types', 'node', 'consumer.ts'], app);
-      expect(result.stdout + result.stderr).toBe('');
-      expect(result.code).toBe(0);
+      for (const [module, resolution] of [['nodenext', 'nodenext'], ['preserve', 'bundler']]) {
+        const args = ['--noEmit', '--strict', '--module', module!, '--moduleResolution', resolution!, '--target', 'es2022'];
+        const result = await run(process.execPath, [tsc, ...args, '--types', 'node', 'consumer.ts'], app);
+        expect(result.stdout + result.stderr).toBe('');
+        expect(result.code).toBe(0);
+      }
     }, 180_000);
   });
 

@@ -1,24 +1,14 @@
 /**
- * The ESM entry point of `@redlock-nest/nestjs/health`. Its exports are loaded with a dynamic
- * import, after which a missing `@nestjs/terminus` becomes a {@link TerminusMissingError} naming
- * the install line: a static import would fail while linking, before any code here could run.
- * The CommonJS entry point is `require-entry.ts`.
+ * Everything `@redlock-nest/nestjs/health` exports (and its types). These modules import
+ * `@nestjs/terminus`, so at run time the subpath loads them through `import-entry.ts` (ESM) or
+ * `require-entry.ts` (CommonJS), which first turn a missing terminus into TerminusMissingError.
  */
-import { terminusMissing } from './terminus-missing.error.js';
-
-type Entry = typeof import('./terminus-entry.js');
-
-let entry: Entry;
-try {
-  entry = await import('./terminus-entry.js');
-} catch (err) {
-  throw terminusMissing(err) ?? err;
-}
-
-export const DEFAULT_REDLOCK_HEALTH_TIMEOUT_MS: Entry['DEFAULT_REDLOCK_HEALTH_TIMEOUT_MS'] = entry.DEFAULT_REDLOCK_HEALTH_TIMEOUT_MS;
-export const RedlockHealthIndicator: Entry['RedlockHealthIndicator'] = entry.RedlockHealthIndicator;
-export type RedlockHealthIndicator = InstanceType<Entry['RedlockHealthIndicator']>;
-export const RedlockHealthModule: Entry['RedlockHealthModule'] = entry.RedlockHealthModule;
-export type RedlockHealthModule = InstanceType<Entry['RedlockHealthModule']>;
+export {
+  DEFAULT_REDLOCK_HEALTH_TIMEOUT_MS,
+  RedlockHealthIndicator,
+  type RedlockHealthDetails,
+  type RedlockHealthOptions,
+} from './redlock-health.indicator.js';
+export { RedlockHealthModule } from './redlock-health.module.js';
+export type { NodeHealth } from './node-probe.js';
 export { TerminusMissingError } from './terminus-missing.error.js';
-export type { NodeHealth, RedlockHealthDetails, RedlockHealthOptions } from './terminus-entry.js';

@@ -1,8 +1,8 @@
 /**
- * The CommonJS entry point of `@redlock-nest/nestjs/health` (compiled only into `dist/cjs`). The
+ * The CommonJS run-time entry of `@redlock-nest/nestjs/health` (its types are `index.d.ts`). The
  * check runs before the `require` of the exports below (CommonJS runs them in order), so a missing
- * `@nestjs/terminus` is a {@link TerminusMissingError} naming the install line, not a bare
- * MODULE_NOT_FOUND. The ESM entry point is `index.ts`.
+ * `@nestjs/terminus` is a TerminusMissingError naming the install line, not a bare MODULE_NOT_FOUND.
+ * Compiled only into the CommonJS build; the ESM entry is `import-entry.ts`.
  */
 import packageRequire from '../package-require.cjs';
 import { terminusMissing } from './terminus-missing.error.js';
@@ -13,4 +13,4 @@ try {
   throw terminusMissing(err) ?? err;
 }
 
-export * from './terminus-entry.js';
+export * from './index.js';
