@@ -11,7 +11,8 @@ export default {
     // The one CommonJS source file (its own `require` for optional peers, in both builds).
     '^(\\.{1,2}/(?:.*/)?package-require)\\.cjs$': '$1.cts',
   },
-  moduleFileExtensions: ['ts', 'cts', 'js', 'mjs', 'cjs', 'json'],
+  // Jest's defaults plus 'cts' (src/package-require.cts).
+  moduleFileExtensions: ['js', 'mjs', 'cjs', 'jsx', 'ts', 'mts', 'cts', 'tsx', 'json', 'node'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/test/tsconfig.json', diagnostics: false }],
     '^.+\\.cts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json', diagnostics: false }],
