@@ -8,9 +8,14 @@ export default {
     '^@redlock-nest/(core|nestjs|redis-process)$': '<rootDir>/packages/$1/src/index.ts',
     '^@redlock-nest/nestjs/(health|testing)$': '<rootDir>/packages/nestjs/src/$1/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
+    // The one CommonJS source file (its own `require` for optional peers, in both builds).
+    '^(\\.{1,2}/(?:.*/)?package-require)\\.cjs$': '$1.cts',
   },
+  // Jest's defaults plus 'cts' (src/package-require.cts).
+  moduleFileExtensions: ['js', 'mjs', 'cjs', 'jsx', 'ts', 'mts', 'cts', 'tsx', 'json', 'node'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/test/tsconfig.json', diagnostics: false }],
+    '^.+\\.cts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json', diagnostics: false }],
   },
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],
   // Every test file: a test fails on any unhandledRejection, uncaughtException or process warning.

@@ -1,45 +1,19 @@
 /**
- * The published shape of both packages: `npm pack` them, install the tarballs into a fresh
- * temporary app (offline: extracted into its node_modules, peers linked from this repo), then
- * type-check a consumer under NodeNext and boot a tiny ESM NestJS app in a child process that
- * locks once against a spawned redis-server and exits 0 on its own after app.close().
- * Also proves that the main entry needs neither @nestjs/terminus nor @opentelemetry/api.
+ * The published shape of both packages. `npm pack` them, then:
+ * - offline: extract the tarballs into a fresh temporary app whose peers are linked from this repo,
+ *   type-check a NodeNext consumer and boot a tiny ESM NestJS app that locks once and exits 0 on its
+ *   own; `/health` without terminus fails with TerminusMissingError (import and require);
+ * - with the npm registry: install the tarballs into three consumer apps (NestJS 12 ESM, NestJS 11
+ *   CommonJS with terminus, NestJS 10 CommonJS without terminus; test/ops/fixtures/consumers), each
+ *   type-checked by its own TypeScript 5.x and tsconfig, booted, locking once through `@WithLock` and
+ *   once through an `@LockRoute` route over HTTP, and exiting on its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, posix } from 'node:path';
 import { RedisServer } from '../harness/redis-server.js';
-
-const repo = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs a command to completion. The bound only turns a hang (a process that never exits) into a failure. */
-function run(cmd: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}, boundMs = 120_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, NODE_OPTIONS: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const bound = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} did not exit within ${boundMs} ms\n${stdout}\n${stderr}`));
-    }, boundMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(bound);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { expectOk, installConsumer, installedVersion, packAll, REPO as repo, run } from './packing.js';
 
 /** Links `name` from this repo's node_modules into the app's (a peer dependency the app "installed"). */
 function linkPeer(app: string, name: string): void {
@@ -111,91 +85,183 @@ export const used = [Redlock, RedlockModule, RedlockService, WithLock, RedlockHe
 export type Used = [LockNotAcquiredError, RedlockHealthDetails];
 `;
 
-describe('packed packages in a fresh app', () => {
+const NO_TERMINUS_ESM = `
+try {
+  await import('@redlock-nest/nestjs/health');
+  console.log(JSON.stringify({ loaded: true }));
+} catch (err) {
+  console.log(JSON.stringify({ name: err.name, packageName: err.packageName, message: err.message }));
+}
+`;
+
+const NO_TERMINUS_CJS = `
+try {
+  require('@redlock-nest/nestjs/health');
+  console.log(JSON.stringify({ loaded: true }));
+} catch (err) {
+  console.log(JSON.stringify({ name: err.name, packageName: err.packageName, message: err.message }));
+}
+`;
+
+/** What loading `/health` without terminus reports, in every format. */
+const TERMINUS_MISSING = {
+  name: 'TerminusMissingError',
+  packageName: '@nestjs/terminus',
+  message: expect.stringContaining('npm i @nestjs/terminus'),
+};
+
+/** What a consumer app prints for `/health` without terminus. */
+const CONSUMER_TERMINUS_MISSING = { error: 'TerminusMissingError', message: expect.stringContaining('npm i @nestjs/terminus') };
+
+/** Every `sources` entry of every source map in a tarball listing that does not ship. */
+async function unshippedSources(tarball: string, files: readonly string[], work: string): Promise<string[]> {
+  const shipped = new Set(files);
+  const missing: string[] = [];
+  for (const map of files.filter((f) => f.endsWith('.map'))) {
+    const text = expectOk('tar -xO', await run('tar', ['-xzOf', tarball, map], work)).stdout;
+    for (const source of (JSON.parse(text) as { sources: string[] }).sources) {
+      const resolved = posix.normalize(posix.join(posix.dirname(map), source));
+      if (!shipped.has(resolved)) missing.push(`${map} -> ${source}`);
+    }
+  }
+  return missing;
+}
+
+describe('packed packages', () => {
   let server: RedisServer;
   let work: string;
   let app: string;
-  const tarballs: Record<string, string> = {};
+  let tarballs: { core: string; nestjs: string };
 
   beforeAll(async () => {
     server = await RedisServer.start();
     work = mkdtempSync(join(tmpdir(), 'redlock-nest-packed-'));
     app = join(work, 'app');
     mkdirSync(join(app, 'node_modules', '@redlock-nest'), { recursive: true });
-    const built = await run(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-b', 'packages/core', 'packages/nestjs'], repo);
-    expect(built.stderr + built.stdout).toBe('');
-    for (const name of ['core', 'nestjs']) {
-      const packed = await run('npm', ['pack', '--silent', '--pack-destination', work], join(repo, 'packages', name));
-      expect(packed.code).toBe(0);
-      const file = packed.stdout.trim().split('\n').pop()!;
-      tarballs[name] = join(work, file);
+    tarballs = await packAll(work);
+    for (const name of ['core', 'nestjs'] as const) {
       const dest = join(app, 'node_modules', '@redlock-nest', name);
       mkdirSync(dest);
-      const untar = await run('tar', ['-xzf', tarballs[name]!, '-C', dest, '--strip-components=1'], work);
-      expect(untar.code).toBe(0);
+      expectOk('tar -x', await run('tar', ['-xzf', tarballs[name], '-C', dest, '--strip-components=1'], work));
     }
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'packed-app', private: true, type: 'module' }));
     // The peers an app installs; deliberately NOT @nestjs/terminus and @opentelemetry/api (optional).
     for (const peer of ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs', 'ioredis']) linkPeer(app, peer);
-  }, 180_000);
+  }, 400_000);
 
   afterAll(async () => {
     await server.stop();
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it('packs only built files, with correct exports, peers and metadata', async () => {
-    const list = await run('tar', ['-tzf', tarballs.nestjs!], work);
-    const files = list.stdout.split('\n').filter(Boolean);
-    expect(files).toContain('package/dist/index.js');
-    expect(files).toContain('package/dist/health/index.d.ts');
-    expect(files).toContain('package/dist/testing/index.js');
-    expect(files.some((f) => f.includes('/src/') || f.endsWith('.tsbuildinfo') || f.includes('.test.'))).toBe(false);
-    const nestjs = JSON.parse(readFileSync(join(app, 'node_modules/@redlock-nest/nestjs/package.json'), 'utf8'));
-    expect(Object.keys(nestjs.exports)).toEqual(['.', './health', './testing', './package.json']);
-    expect(nestjs.peerDependenciesMeta['@nestjs/terminus'].optional).toBe(true);
-    const core = JSON.parse(readFileSync(join(app, 'node_modules/@redlock-nest/core/package.json'), 'utf8'));
-    expect(core.peerDependenciesMeta['@opentelemetry/api'].optional).toBe(true);
-    expect(nestjs.dependencies['@redlock-nest/core']).toBe(core.version);
-    for (const pkg of [core, nestjs]) {
-      expect(pkg.type).toBe('module');
-      expect(pkg.sideEffects).toBe(false);
-      expect(pkg.engines.node).toBeDefined();
-    }
-  });
-
-  it('boots a NestJS app from the tarballs, locks once and exits 0 on its own (no terminus, no OpenTelemetry)', async () => {
-    writeFileSync(join(app, 'main.mjs'), MAIN);
-    const result = await run(process.execPath, ['main.mjs'], app, { REDIS_URL: server.url });
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({
-      held: 'packed:smoke',
-      job: 'packed:job',
-      events: ['acquire', 'acquired', 'release', 'acquire', 'acquired', 'release'],
-      redlock: 'function',
-      testing: 'function',
+  describe('offline, in a fresh app with the peers of this repo', () => {
+    it('packs both builds, README, LICENSE and the sources the maps point at, with import/require exports', async () => {
+      for (const name of ['core', 'nestjs'] as const) {
+        const files = expectOk('tar -t', await run('tar', ['-tzf', tarballs[name]], work)).stdout.split('\n').filter(Boolean);
+        expect(files).toEqual(expect.arrayContaining(['package/README.md', 'package/LICENSE', 'package/dist/index.js', 'package/dist/cjs/index.js', 'package/dist/cjs/package.json', 'package/src/index.ts']));
+        expect(files.some((f) => f.endsWith('.tsbuildinfo') || f.includes('.test.'))).toBe(false);
+        expect(await unshippedSources(tarballs[name], files, work)).toEqual([]);
+      }
+      const nestjs = JSON.parse(readFileSync(join(app, 'node_modules/@redlock-nest/nestjs/package.json'), 'utf8'));
+      expect(Object.keys(nestjs.exports)).toEqual(['.', './health', './testing', './package.json']);
+      for (const entry of ['.', './health', './testing']) expect(Object.keys(nestjs.exports[entry])).toEqual(['import', 'require']);
+      expect(Object.keys(nestjs.typesVersions['*'])).toEqual(['health', 'testing']);
+      expect(nestjs.peerDependenciesMeta['@nestjs/terminus'].optional).toBe(true);
+      for (const peer of ['@nestjs/common', '@nestjs/core']) expect(nestjs.peerDependencies[peer]).toBe('^10.0.0 || ^11.0.0 || ^12.0.0');
+      const core = JSON.parse(readFileSync(join(app, 'node_modules/@redlock-nest/core/package.json'), 'utf8'));
+      expect(core.peerDependenciesMeta['@opentelemetry/api'].optional).toBe(true);
+      expect(nestjs.dependencies['@redlock-nest/core']).toBe(core.version);
+      expect(JSON.parse(readFileSync(join(app, 'node_modules/@redlock-nest/core/dist/cjs/package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
+      for (const pkg of [core, nestjs]) {
+        expect(pkg.type).toBe('module');
+        expect(pkg.sideEffects).toBe(false);
+        expect(pkg.engines.node).toBeDefined();
+      }
     });
+
+    it('boots a NestJS app from the tarballs, locks once and exits 0 on its own (no terminus, no OpenTelemetry)', async () => {
+      writeFileSync(join(app, 'main.mjs'), MAIN);
+      const result = await run(process.execPath, ['main.mjs'], app, { REDIS_URL: server.url });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({
+        held: 'packed:smoke',
+        job: 'packed:job',
+        events: ['acquire', 'acquired', 'release', 'acquire', 'acquired', 'release'],
+        redlock: 'function',
+        testing: 'function',
+      });
+    });
+
+    it('fails to load /health without terminus with TerminusMissingError naming the install line (import and require)', async () => {
+      writeFileSync(join(app, 'no-terminus.mjs'), NO_TERMINUS_ESM);
+      writeFileSync(join(app, 'no-terminus.cjs'), NO_TERMINUS_CJS);
+      for (const script of ['no-terminus.mjs', 'no-terminus.cjs']) {
+        const result = await run(process.execPath, [script], app);
+        expect(result.stderr).toBe('');
+        expect(JSON.parse(result.stdout)).toEqual(TERMINUS_MISSING);
+      }
+    });
+
+    it('serves the health entry point once terminus is installed', async () => {
+      linkPeer(app, '@nestjs/terminus');
+      writeFileSync(join(app, 'health.mjs'), HEALTH);
+      const result = await run(process.execPath, ['health.mjs'], app, { REDIS_URL: server.url });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      const health = JSON.parse(result.stdout);
+      expect(health.locks).toMatchObject({ status: 'up', quorum: 1, reachable: 1 });
+      expect(health.locks.nodes[0]).toMatchObject({ status: 'up', role: 'master' });
+    });
+
+    it('type-checks a NodeNext consumer against the packed declarations (TypeScript 6)', async () => {
+      linkPeer(app, '@types/node');
+      writeFileSync(join(app, 'consumer.ts'), CONSUMER_TS);
+      const tsc = join(repo, 'node_modules/typescript/bin/tsc');
+      const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'];
+      const result = await run(process.execPath, [tsc, ...args, '--types', 'node', 'consumer.ts'], app);
+      expect(result.stdout + result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    }, 180_000);
   });
 
-  it('serves the health entry point once terminus is installed', async () => {
-    linkPeer(app, '@nestjs/terminus');
-    writeFileSync(join(app, 'health.mjs'), HEALTH);
-    const result = await run(process.execPath, ['health.mjs'], app, { REDIS_URL: server.url });
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    const health = JSON.parse(result.stdout);
-    expect(health.locks).toMatchObject({ status: 'up', quorum: 1, reachable: 1 });
-    expect(health.locks.nodes[0]).toMatchObject({ status: 'up', role: 'master' });
-  });
+  /**
+   * Consumer apps installed from the npm registry (cached between runs, see installConsumer), run
+   * one after the other. Each prints one JSON line; the CommonJS ones prove `require()` works.
+   */
+  describe('consumer apps installed with npm', () => {
+    const consumers = [
+      { name: 'nest12-esm', nest: '12', format: 'esm', health: CONSUMER_TERMINUS_MISSING, node16: false },
+      { name: 'nest11-cjs', nest: '11', format: 'commonjs', health: { status: 'up' }, node16: true },
+      { name: 'nest10-cjs', nest: '10', format: 'commonjs', health: CONSUMER_TERMINUS_MISSING, node16: false },
+    ] as const;
 
-  it('type-checks a NodeNext consumer against the packed declarations', async () => {
-    linkPeer(app, '@types/node');
-    writeFileSync(join(app, 'consumer.ts'), CONSUMER_TS);
-    const tsc = join(repo, 'node_modules/typescript/bin/tsc');
-    const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'];
-    const result = await run(process.execPath, [tsc, ...args, '--types', 'node', 'consumer.ts'], app);
-    expect(result.stdout + result.stderr).toBe('');
-    expect(result.code).toBe(0);
+    for (const consumer of consumers) {
+      it(`NestJS ${consumer.nest} (${consumer.format}): type-checks with its own tsconfig, locks through @WithLock and @LockRoute, exits on its own`, async () => {
+        const dir = await installConsumer(consumer.name, tarballs);
+        expect(installedVersion(dir, '@nestjs/core').split('.')[0]).toBe(consumer.nest);
+        const tsc = join(dir, 'node_modules/typescript/bin/tsc');
+        expect(installedVersion(dir, 'typescript')).toMatch(/^5\./);
+        const compiled = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], dir);
+        expect(compiled.stdout + compiled.stderr).toBe('');
+        if (consumer.node16) {
+          // The same CommonJS sources under node16 resolution (the `require` types of `exports`).
+          const node16 = await run(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit', '--module', 'node16', '--moduleResolution', 'node16'], dir);
+          expect(node16.stdout + node16.stderr).toBe('');
+        }
+        const result = await run(process.execPath, ['dist/main.js'], dir, { REDIS_URL: server.url }, 60_000);
+        console.log(`NestJS ${consumer.nest} ${consumer.format} consumer: node dist/main.js ->\n${result.stdout}${result.stderr}`);
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+        expect(JSON.parse(result.stdout)).toEqual({
+          format: consumer.format,
+          job: '7 under consumer:job:7',
+          route: { status: 200, body: { id: '42', resource: 'consumer:order:42' } },
+          events: ['acquired', 'acquired'],
+          health: consumer.health,
+          loaded: ['function', 'function'],
+        });
+      }, 900_000);
+    }
   });
 });

@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import type { LockLostError } from './errors.js';
 import { RedlockEmitter, type RedlockEventMap, type RedlockEventName } from './events.js';
 import type { NodeOutcome } from './node-outcome.js';
+import packageRequire from './package-require.cjs';
 
 /**
  * The slice of `@opentelemetry/api` this library uses, typed structurally so that neither the
@@ -40,7 +40,7 @@ let api: OtelApiLike | null | undefined;
 function otelTracer(): TracerLike | null {
   if (api === undefined) {
     try {
-      api = createRequire(import.meta.url)('@opentelemetry/api') as OtelApiLike;
+      api = packageRequire('@opentelemetry/api') as OtelApiLike;
     } catch {
       api = null;
     }
