@@ -68,3 +68,12 @@ export function heldWithoutFencing(owner: object, resources: readonly string[]):
 export function runInLockContext<T>(lock: Lock, owner: object, fn: () => T): T {
   return storage.run({ lock, owner, parent: storage.getStore() }, fn);
 }
+
+/**
+ * Captures the chain's lock context now, for code that resumes later from elsewhere (an
+ * Observable's source, an async generator's body): the returned function runs `fn` in it.
+ */
+export function captureLockContext(): <T>(fn: () => T) => T {
+  const frame = storage.getStore();
+  return (fn) => (frame ? storage.run(frame, fn) : storage.exit(fn));
+}

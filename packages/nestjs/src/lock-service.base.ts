@@ -71,13 +71,14 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
    * Runs `body` under a lock on `resources` the way `@WithLock` does: keys this call chain already
    * holds are not acquired again (reentrancy), `onLocked: 'skip'` resolves `undefined` when the
    * key is busy, and the lock is extended while `body` runs. A fenced call never reuses an
-   * unfenced outer lock (`FencingUnavailableError`).
+   * unfenced outer lock (`FencingUnavailableError`). `signal` aborts a wait for the lock.
    */
   async runLocked<T>(
     resources: readonly string[],
     options: LockCallOptions,
     body: () => T | Promise<T>,
     where = 'A locked call',
+    signal?: AbortSignal,
   ): Promise<T | undefined> {
     if (options.fencing) {
       const unfenced = heldWithoutFencing(this.redlock, resources);
@@ -95,7 +96,7 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
           entered = true;
           return body();
         },
-        toUsingOptions(options),
+        signal ? { ...toUsingOptions(options), signal } : toUsingOptions(options),
       );
     } catch (err) {
       // Only contention on OUR acquisition is skipped; the same error thrown by the body propagates.

@@ -1,11 +1,4 @@
-import {
-  BadRequestException,
-  Inject,
-  Injectable,
-  Optional,
-  type CanActivate,
-  type ExecutionContext,
-} from '@nestjs/common';
+import { BadRequestException, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { LockNotAcquiredError, QuorumUnavailableError } from '@redlock-nest/core';
 import { LOCK_ROUTE_METADATA, ROUTE_LOCK_HOLD } from './constants.js';
 import { LockKeyError, LockRouteContextError, RedlockModuleNotInitializedError } from './errors.js';
@@ -14,7 +7,7 @@ import { toUsingOptions } from './lock-call-options.js';
 import type { LockRouteDefinition } from './lock-route.decorator.js';
 import { LockConflictException, LockUnavailableException, retryAfterSeconds } from './redlock-http.exceptions.js';
 import type { LockServiceBase } from './lock-service.base.js';
-import { RedlockService, redlockServices } from './redlock.service.js';
+import { findAppLockServices } from './lock-service-bindings.js';
 import { RouteLockHold } from './route-lock.hold.js';
 
 /**
@@ -38,8 +31,6 @@ import { RouteLockHold } from './route-lock.hold.js';
  */
 @Injectable()
 export class RedlockGuard implements CanActivate {
-  constructor(@Optional() @Inject(RedlockService) private readonly service?: RedlockService) {}
-
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const route = this.routeDefinition(context);
     if (!route) return true;
@@ -91,10 +82,17 @@ export class RedlockGuard implements CanActivate {
     }
   }
 
-  /** The app's lock service; the injected one, else the process registry. */
+  /**
+   * The lock service of the route's `redlock` instance (default: the unnamed one), found through
+   * the app that created this guard (see RedlockInstanceBinder), like `@WithLock` methods do.
+   */
   protected lockService(context: ExecutionContext): LockServiceBase {
-    const service = this.service ?? redlockServices.lookup(undefined);
-    if (!service) throw new RedlockModuleNotInitializedError(`@LockRoute on ${context.getClass().name}.${context.getHandler().name}`);
+    const name = this.routeDefinition(context)?.options.redlock;
+    const app = findAppLockServices(this);
+    const service = app?.get(name);
+    if (!service) {
+      throw new RedlockModuleNotInitializedError(`@LockRoute on ${context.getClass().name}.${context.getHandler().name}`, name, app !== undefined);
+    }
     return service;
   }
 

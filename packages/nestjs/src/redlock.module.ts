@@ -1,12 +1,21 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ConfigurableRedlockModule } from './redlock.module-definition.js';
+import { RedlockArgumentError } from '@redlock-nest/core';
+import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME } from './constants.js';
+import { getRedlockServiceToken } from './inject-redlock.decorator.js';
+import {
+  ConfigurableRedlockModule,
+  type RedlockModuleAsyncOptions,
+  type RedlockModuleForRootOptions,
+} from './redlock.module-definition.js';
 import { RedlockInstanceBinder } from './redlock-instance.binder.js';
 import { RedlockService } from './redlock.service.js';
 
 /**
  * Distributed locks for a Nest app. Provides and exports {@link RedlockService}; enables
- * `@WithLock` methods and `@LockRoute` handlers.
+ * `@WithLock` methods and `@LockRoute` handlers. Import it once per Redlock instance: the
+ * unnamed one, and any number with a `name` (`@WithLock(key, { redlock: name })`,
+ * `@InjectRedlock(name)`).
  *
  * @example
  * ```ts
@@ -20,6 +29,8 @@ import { RedlockService } from './redlock.service.js';
  *       inject: [ConfigService],
  *       useFactory: (config: ConfigService) => ({ nodes: config.get('REDLOCK_NODES').split(',') }),
  *     }),
+ *     // a second, named instance on other nodes:
+ *     RedlockModule.forRoot({ name: 'payments', nodes: ['redis://p1:6379', 'redis://p2:6379', 'redis://p3:6379'], isGlobal: true }),
  *   ],
  * })
  * export class AppModule {}
@@ -28,6 +39,34 @@ import { RedlockService } from './redlock.service.js';
 @Module({
   imports: [DiscoveryModule],
   providers: [RedlockService, RedlockInstanceBinder],
-  exports: [RedlockService],
 })
-export class RedlockModule extends ConfigurableRedlockModule {}
+export class RedlockModule extends ConfigurableRedlockModule {
+  /** The module with `options`; `name` (optional) names the instance. */
+  static override forRoot(options: RedlockModuleForRootOptions): DynamicModule {
+    return withInstanceName(super.forRoot(options), options?.name);
+  }
+
+  /** The module with options from a factory, class or existing provider; `name` (optional) names the instance. */
+  static override forRootAsync(options: RedlockModuleAsyncOptions): DynamicModule {
+    return withInstanceName(super.forRootAsync(options), options?.name);
+  }
+}
+
+/**
+ * Provides the instance name inside the module and exports its service: the named one under its
+ * own token only, so a global named instance never shadows the default `RedlockService`.
+ */
+function withInstanceName(definition: DynamicModule, name: unknown): DynamicModule {
+  if (name !== undefined && (typeof name !== 'string' || name === '')) {
+    throw new RedlockArgumentError(`RedlockModule options.name must be a non-empty string like 'payments', got ${String(name)}.`);
+  }
+  const instance = name ?? DEFAULT_REDLOCK_NAME;
+  const token = getRedlockServiceToken(instance);
+  const providers: Provider[] = [{ provide: REDLOCK_INSTANCE_NAME, useValue: instance }];
+  if (token !== RedlockService) providers.push({ provide: token, useExisting: RedlockService });
+  return {
+    ...definition,
+    providers: [...(definition.providers ?? []), ...providers],
+    exports: [...(definition.exports ?? []), token],
+  };
+}

@@ -1,5 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME } from '../constants.js';
+import { getRedlockServiceToken } from '../inject-redlock.decorator.js';
 import { RedlockInstanceBinder } from '../redlock-instance.binder.js';
 import { RedlockService } from '../redlock.service.js';
 import { REDLOCK_TESTING_OPTIONS, type RedlockTestingOptions } from './redlock-testing.options.js';
@@ -29,6 +31,9 @@ export class RedlockTestingModule {
    * ```
    */
   static forRoot(options: RedlockTestingOptions = {}): DynamicModule {
+    const name = options.name ?? DEFAULT_REDLOCK_NAME;
+    const token = getRedlockServiceToken(name);
+    const named = token === RedlockService ? [] : [{ provide: token, useExisting: RedlockTestingService }];
     return {
       module: RedlockTestingModule,
       global: true,
@@ -37,9 +42,12 @@ export class RedlockTestingModule {
         { provide: REDLOCK_TESTING_OPTIONS, useValue: options },
         RedlockTestingService,
         { provide: RedlockService, useExisting: RedlockTestingService },
+        { provide: REDLOCK_INSTANCE_NAME, useValue: name },
+        ...named,
         RedlockInstanceBinder,
       ],
-      exports: [RedlockTestingService, RedlockService],
+      // A named stand-in exports only its own token, like a named RedlockModule.
+      exports: token === RedlockService ? [RedlockTestingService, RedlockService] : [token],
     };
   }
 }
