@@ -12,3 +12,9 @@ export const REDLOCK_INSTANCE_NAME: unique symbol = Symbol('redlock-nest:instanc
 
 /** Request property under which the guard hands the held route lock to the interceptor. */
 export const ROUTE_LOCK_HOLD: unique symbol = Symbol('redlock-nest:route-lock');
+
+/**
+ * Inside one `RedlockModule` import: its own lock service, whatever token it is exported under
+ * (`RedlockService` for the default instance, a named token otherwise).
+ */
+export const REDLOCK_LOCAL_SERVICE: unique symbol = Symbol('redlock-nest:local-service');

@@ -1,11 +1,11 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
-import { LOCK_ROUTE_METADATA, REDLOCK_INSTANCE_NAME, WITH_LOCK_METADATA } from './constants.js';
+import { LOCK_ROUTE_METADATA, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE, WITH_LOCK_METADATA } from './constants.js';
 import { RedlockModuleNotInitializedError } from './errors.js';
 import type { LockCallOptions } from './lock-call-options.js';
 import { AppLockServices, bindLockServices, unbindLockServices } from './lock-service-bindings.js';
 import { RedlockGuard } from './redlock.guard.js';
-import { RedlockService } from './redlock.service.js';
+import type { LockServiceBase } from './lock-service.base.js';
 
 /** A provider, controller or enhancer of the container. */
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -34,7 +34,7 @@ export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdow
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly modules: ModulesContainer,
-    service: RedlockService,
+    @Inject(REDLOCK_LOCAL_SERVICE) service: LockServiceBase,
     @Inject(REDLOCK_INSTANCE_NAME) name: string,
   ) {
     let app = apps.get(modules);

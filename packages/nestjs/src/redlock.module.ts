@@ -1,7 +1,7 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { RedlockArgumentError } from '@redlock-nest/core';
-import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME } from './constants.js';
+import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE } from './constants.js';
 import { getRedlockServiceToken } from './inject-redlock.decorator.js';
 import {
   ConfigurableRedlockModule,
@@ -38,7 +38,7 @@ import { RedlockService } from './redlock.service.js';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [RedlockService, RedlockInstanceBinder],
+  providers: [RedlockInstanceBinder],
 })
 export class RedlockModule extends ConfigurableRedlockModule {
   /** The module with `options`; `name` (optional) names the instance. */
@@ -53,8 +53,9 @@ export class RedlockModule extends ConfigurableRedlockModule {
 }
 
 /**
- * Provides the instance name inside the module and exports its service: the named one under its
- * own token only, so a global named instance never shadows the default `RedlockService`.
+ * Provides the instance's service and name. A named instance's service exists under its own
+ * token only, so neither a global named import nor `app.get(RedlockService)` ever finds it in
+ * place of the default one.
  */
 function withInstanceName(definition: DynamicModule, name: unknown): DynamicModule {
   if (name !== undefined && (typeof name !== 'string' || name === '')) {
@@ -62,8 +63,11 @@ function withInstanceName(definition: DynamicModule, name: unknown): DynamicModu
   }
   const instance = name ?? DEFAULT_REDLOCK_NAME;
   const token = getRedlockServiceToken(instance);
-  const providers: Provider[] = [{ provide: REDLOCK_INSTANCE_NAME, useValue: instance }];
-  if (token !== RedlockService) providers.push({ provide: token, useExisting: RedlockService });
+  const providers: Provider[] = [
+    token === RedlockService ? RedlockService : { provide: token, useClass: RedlockService },
+    { provide: REDLOCK_LOCAL_SERVICE, useExisting: token },
+    { provide: REDLOCK_INSTANCE_NAME, useValue: instance },
+  ];
   return {
     ...definition,
     providers: [...(definition.providers ?? []), ...providers],

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME } from '../constants.js';
+import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE } from '../constants.js';
 import { getRedlockServiceToken } from '../inject-redlock.decorator.js';
 import { RedlockInstanceBinder } from '../redlock-instance.binder.js';
 import { RedlockService } from '../redlock.service.js';
@@ -33,20 +33,22 @@ export class RedlockTestingModule {
   static forRoot(options: RedlockTestingOptions = {}): DynamicModule {
     const name = options.name ?? DEFAULT_REDLOCK_NAME;
     const token = getRedlockServiceToken(name);
-    const named = token === RedlockService ? [] : [{ provide: token, useExisting: RedlockTestingService }];
+    // A named stand-in exists under its instance's token only, like a named RedlockModule.
+    const services =
+      token === RedlockService
+        ? [RedlockTestingService, { provide: RedlockService, useExisting: RedlockTestingService }]
+        : [{ provide: token, useClass: RedlockTestingService }];
     return {
       module: RedlockTestingModule,
       global: true,
       imports: [DiscoveryModule],
       providers: [
         { provide: REDLOCK_TESTING_OPTIONS, useValue: options },
-        RedlockTestingService,
-        { provide: RedlockService, useExisting: RedlockTestingService },
+        ...services,
+        { provide: REDLOCK_LOCAL_SERVICE, useExisting: token },
         { provide: REDLOCK_INSTANCE_NAME, useValue: name },
-        ...named,
         RedlockInstanceBinder,
       ],
-      // A named stand-in exports only its own token, like a named RedlockModule.
       exports: token === RedlockService ? [RedlockTestingService, RedlockService] : [token],
     };
   }
