@@ -6,11 +6,14 @@
  * microservice.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Injectable, type INestApplicationContext, type INestMicroservice } from '@nestjs/common';
+import { Controller, Get, Injectable, Param, Sse, type INestApplication, type INestMicroservice, type MessageEvent } from '@nestjs/common';
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
-import { LockNotAcquiredError, type Lock } from '@redlock-nest/core';
+import { LockLostError, LockNotAcquiredError, type Lock } from '@redlock-nest/core';
 import { currentLock, LockedResultError, RedlockModule, RedlockService, WithLock } from '@redlock-nest/nestjs';
+import { RedlockTestingModule, RedlockTestingService } from '@redlock-nest/nestjs/testing';
+import { get, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { Readable } from 'node:stream';
 import { firstValueFrom, lastValueFrom, Observable, of, Subject, toArray } from 'rxjs';
@@ -108,10 +111,28 @@ class FeedHandlers {
   }
 }
 
+@Controller('events')
+class EventsController {
+  /** Server-sent events while holding the lock on the channel; never completes by itself. */
+  @Sse(':channel')
+  @WithLock('sse:<channel>', { wait: false })
+  stream(@Param('channel') channel: string): Observable<MessageEvent> {
+    return new Observable<MessageEvent>((subscriber) => {
+      subscriber.next({ data: { channel, locked: currentLock()?.resources } });
+    });
+  }
+
+  @Get(':channel/touch')
+  @WithLock('sse:<channel>', { wait: false })
+  async touch(@Param('channel') channel: string) {
+    return { channel };
+  }
+}
+
 describe('@WithLock on Observable and async-iterable methods', () => {
   let redis: RedisServer;
   let direct: Redis;
-  let app: INestApplicationContext;
+  let app: INestApplication;
   let feeds: Feeds;
   let service: RedlockService;
   let micro: INestMicroservice;
@@ -135,9 +156,10 @@ describe('@WithLock on Observable and async-iterable methods', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [RedlockModule.forRoot({ nodes: [redis.url], isGlobal: true, ttl: 3_000 })],
       providers: [Feeds],
-      controllers: [FeedHandlers],
+      controllers: [FeedHandlers, EventsController],
     }).compile();
-    app = await moduleRef.init();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
     feeds = app.get(Feeds);
     service = app.get(RedlockService);
     const port = await freePort();
@@ -242,6 +264,37 @@ describe('@WithLock on Observable and async-iterable methods', () => {
     });
   });
 
+  it('an @Sse() handler holds the lock while the client listens, and releases it when the client disconnects', async () => {
+    const channel = unique('chan');
+    const { port } = app.getHttpServer().address() as AddressInfo;
+    const base = `http://127.0.0.1:${port}/events/${channel}`;
+    let req!: ClientRequest;
+    const firstEvent = await new Promise<string>((resolve, reject) => {
+      req = get(base, (res: IncomingMessage) => {
+        res.setEncoding('utf8');
+        let text = '';
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          if (text.includes('\n\n') && text.includes('data:')) resolve(text);
+        });
+      });
+      req.once('error', reject);
+    });
+    expect(firstEvent).toContain(`"locked":["sse:${channel}"]`);
+    expect(await held(`sse:${channel}`)).toBe(true);
+    const busy = await new Promise<number>((resolve) =>
+      get(`${base}/touch`, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      }),
+    );
+    expect(busy).not.toBe(200); // contended: the handler did not run (its status mapping is the HTTP layer's)
+    const release = released(`sse:${channel}`);
+    req.destroy(); // the client goes away: Nest unsubscribes, the lock is released
+    await release;
+    expect(await held(`sse:${channel}`)).toBe(false);
+  });
+
   describe('an async generator method', () => {
     it('holds the lock for the whole iteration, with currentLock() inside the body', async () => {
       const id = unique('gen');
@@ -318,6 +371,58 @@ describe('@WithLock on Observable and async-iterable methods', () => {
       expect(err2).toBeInstanceOf(LockedResultError);
       expect(await feeds.badTouch(id)).toBe(id);
     });
+  });
+});
+
+@Injectable()
+class Watcher {
+  @WithLock('watch:<id>')
+  watch(id: string, source: Subject<number>): Observable<number> {
+    return source.asObservable();
+  }
+
+  @WithLock('rows:<id>')
+  async *rows(id: string) {
+    for (let i = 0; ; i++) yield i;
+  }
+}
+
+describe('a lock lost while its result is consumed (testing module, no Redis)', () => {
+  let app: INestApplication;
+  let locks: RedlockTestingService;
+  let watcher: Watcher;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [RedlockTestingModule.forRoot()], providers: [Watcher] }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    locks = app.get(RedlockTestingService);
+    watcher = app.get(Watcher);
+  });
+  afterAll(() => app?.close());
+
+  it('unsubscribes the source at once and errors with LockLostError', async () => {
+    const source = new Subject<number>();
+    const values: number[] = [];
+    const ended = new Promise<unknown>((resolve) =>
+      watcher.watch('1', source).subscribe({ next: (v) => values.push(v), error: resolve, complete: () => resolve('completed') }),
+    );
+    await until(() => source.observed); // subscribed inside the lock
+    source.next(1);
+    locks.loseLock('watch:1');
+    expect(await ended).toBeInstanceOf(LockLostError);
+    expect(source.observed).toBe(false);
+    source.next(2); // nobody listens any more
+    expect(values).toEqual([1]);
+  });
+
+  it('never resumes the generator on a lost lock: the next next() rejects with LockLostError', async () => {
+    const rows = watcher.rows('2');
+    expect((await rows.next()).value).toBe(0);
+    locks.loseLock('rows:2');
+    expect(await rejection(rows.next())).toBeInstanceOf(LockLostError);
+    expect(await rows.next()).toEqual({ done: true, value: undefined });
+    expect(locks.isLocked('rows:2')).toBe(false);
   });
 });
 
