@@ -45,6 +45,8 @@ export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdow
 
   onModuleInit(): void {
     if (!this.app.claimScan()) return;
+    // Guards made with `new` (app.useGlobalGuards(new RedlockGuard())) are not in the container.
+    this.bindClass(RedlockGuard.prototype);
     const enhancers = [...this.modules.values()].flatMap((m) => [...m.injectables.values()]);
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers(), ...enhancers]) {
       this.bind(wrapper);
@@ -67,15 +69,18 @@ export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdow
           : undefined;
     if (proto === null || typeof proto !== 'object') return;
     const names = this.instanceNames(proto);
-    if (names.length === 0 && !(proto instanceof RedlockGuard) && proto !== RedlockGuard.prototype) return;
+    if (names.length === 0 && !(proto instanceof RedlockGuard)) return;
     for (const { name, where } of names) {
       if (!this.app.get(name)) throw new RedlockModuleNotInitializedError(where, name, true);
     }
-    if (!this.boundClasses.includes(proto)) {
-      bindLockServices(proto, this.app);
-      this.boundClasses.push(proto);
-    }
+    this.bindClass(proto);
     if (isStatic && instance !== null && typeof instance === 'object') bindLockServices(instance, this.app);
+  }
+
+  private bindClass(proto: object): void {
+    if (this.boundClasses.includes(proto)) return;
+    bindLockServices(proto, this.app);
+    this.boundClasses.push(proto);
   }
 
   /** The Redlock instance names the class's `@WithLock` methods and `@LockRoute` handlers ask for. */
