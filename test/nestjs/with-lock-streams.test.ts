@@ -6,7 +6,7 @@
  * microservice.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Injectable, Param, Sse, type INestApplication, type INestMicroservice, type MessageEvent } from '@nestjs/common';
+import { Controller, Get, Injectable, Param, Sse, StreamableFile, type INestApplication, type INestMicroservice, type MessageEvent } from '@nestjs/common';
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { LockLostError, LockNotAcquiredError, type Lock } from '@redlock-nest/core';
@@ -87,6 +87,19 @@ class Feeds {
   @WithLock('bad:<id>')
   async observableInPromise(id: string): Promise<Observable<string>> {
     return of(id);
+  }
+
+  /** An async iterable from a method that is not an async generator: its iteration would run unlocked. */
+  @WithLock('bad:<id>')
+  iterate(id: string): AsyncIterable<string> {
+    return Readable.from([id]).iterator({ destroyOnReturn: true });
+  }
+
+  @WithLock('bad:<id>')
+  async file(id: string): Promise<StreamableFile> {
+    const stream = Readable.from([id]);
+    stream.once('close', () => seen.streamsDestroyed++);
+    return new StreamableFile(stream);
   }
 
   @WithLock('bad:<id>', { wait: false })
@@ -369,6 +382,20 @@ describe('@WithLock on Observable and async-iterable methods', () => {
 
       const err2 = await rejection(feeds.observableInPromise(id));
       expect(err2).toBeInstanceOf(LockedResultError);
+      expect(await feeds.badTouch(id)).toBe(id);
+    });
+
+    it('an async iterable from a method that is not an async generator, and a StreamableFile, are refused', async () => {
+      const id = unique('iterable');
+      const err = await rejection(feeds.iterate(id) as unknown as Promise<unknown>);
+      expect(err).toBeInstanceOf(LockedResultError);
+      expect(err.message).toContain('async *method()');
+      const destroyed = seen.streamsDestroyed;
+      const err2 = await rejection(feeds.file(id));
+      expect(err2).toBeInstanceOf(LockedResultError);
+      expect(err2.message).toContain('@LockRoute');
+      await until(() => seen.streamsDestroyed > destroyed);
+      expect(await held(`bad:${id}`)).toBe(false);
       expect(await feeds.badTouch(id)).toBe(id);
     });
   });

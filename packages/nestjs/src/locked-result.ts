@@ -76,7 +76,10 @@ export function refuseLazyResult<T>(value: T, where: string): T {
     throw new LockedResultError(where, 'a Node stream', STREAM_FIX);
   }
   if (typeof (value as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
-    void (value as Partial<AsyncGenerator>).return?.(undefined)?.catch?.(() => undefined);
+    // Let go of what it holds: a generator's finally blocks, a web ReadableStream's source.
+    const v = value as { return?: (x?: unknown) => Promise<unknown>; cancel?: () => Promise<unknown> };
+    const ended = typeof v.cancel === 'function' ? v.cancel() : v.return?.(undefined);
+    void ended?.catch(() => undefined);
     throw new LockedResultError(where, 'an async iterable', ITERABLE_FIX);
   }
   return value;
