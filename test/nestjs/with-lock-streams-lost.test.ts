@@ -24,6 +24,11 @@ class Watcher {
     for (let i = 0; ; i++) yield { i, lock: currentLock() };
   }
 
+  @WithLock('slow:<id>', { wait: 60_000 })
+  slow(id: string): Observable<string> {
+    return new Observable<string>((subscriber) => subscriber.next(id));
+  }
+
   leaked?: AsyncGenerator<{ i: number; lock: Lock | undefined }>;
 
   /** Starts an iteration inside its lock and keeps it (returning it would be refused): the rest would run after the release. */
@@ -90,6 +95,21 @@ describe('Observables and generators: reentrancy and lost locks (testing module,
     const err = await rejection(watcher.leaked!.next());
     expect(err).toBeInstanceOf(LockLostError);
     expect(err.reason).toBe('released');
+  });
+
+  it('an unsubscribe while waiting for the lock stops the wait (nothing is acquired or run later)', async () => {
+    const other = locks.holdElsewhere('slow:1');
+    const waiting = new Promise<void>((resolve) => locks.redlock.once('wait', () => resolve()));
+    const gaveUp = new Promise<void>((resolve) => locks.redlock.once('failure', () => resolve()));
+    const values: string[] = [];
+    const subscription = watcher.slow('1').subscribe((v) => values.push(v));
+    await waiting;
+    subscription.unsubscribe();
+    await gaveUp; // the acquisition was aborted, not left waiting for the release
+    expect(values).toEqual([]);
+    other.release();
+    expect(locks.isLocked('slow:1')).toBe(false);
+    expect(values).toEqual([]);
   });
 
   it('never resumes the generator on a lost lock: the next next() rejects with LockLostError', async () => {
