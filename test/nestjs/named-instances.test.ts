@@ -193,8 +193,24 @@ describe('named Redlock instances', () => {
   });
 });
 
-describe('instances made with new', () => {
-  it('of a class no running app provides: RedlockModuleNotInitializedError naming the fix, body not run', async () => {
+describe('before init and with new', () => {
+  it('a module compiled but not initialised locks through the class binding (unit tests that skip init())', async () => {
+    const ref = await Test.createTestingModule({
+      imports: [RedlockTestingModule.forRoot({ name: 'payments' }), RedlockTestingModule.forRoot({ name: 'audit' })],
+      // Billing also injects the default RedlockService, which this test does not lock on.
+      providers: [Billing, { provide: RedlockService, useValue: {} }],
+    }).compile();
+    try {
+      const payments = ref.get<RedlockTestingService>(getRedlockServiceToken('payments'));
+      const other = payments.holdElsewhere('charge:early');
+      await expect(ref.get(Billing).charge('early')).rejects.toMatchObject({ name: 'LockNotAcquiredError' });
+      other.release();
+    } finally {
+      await ref.close();
+    }
+  });
+
+  it('an instance made with new, of a class no running app provides: RedlockModuleNotInitializedError naming the fix, body not run', async () => {
     let ran = false;
     class Loose {
       @WithLock('loose:<id>')

@@ -2,9 +2,9 @@ import { RedlockArgumentError, RedlockError } from '@redlock-nest/core';
 
 /**
  * A `@WithLock` method (or a `@LockRoute` guard) has no lock service: no `RedlockModule` of that
- * name is imported in the app that created the instance, the instance was made with `new` (of a
- * class no running app provides), or it was called before the app initialised. The method body
- * is never run without its lock; fix the setup named in the message.
+ * name is imported in the app that created the instance, or the instance was made with `new` of a
+ * class no running app provides. The method body is never run without its lock; fix the setup
+ * named in the message.
  *
  * @example
  * ```ts
@@ -30,8 +30,7 @@ export class RedlockModuleNotInitializedError extends RedlockError {
             `imports no ${forRoot} (or forRootAsync). Import it, or name an instance the app has. The method was not run.`
         : `${where} needs a lock, but no RedlockModule is initialised for it. Import ${forRoot} (or forRootAsync) in the ` +
             'app that provides this class and start the app (app.init() / app.listen()) before calling it; get the instance ' +
-            'from the app (a provider or controller), not with `new`, and call it from onApplicationBootstrap rather than ' +
-            'from the onModuleInit of a module initialised before RedlockModule (make RedlockModule isGlobal). ' +
+            'from the app (a provider or controller), not with `new` of a class no running app provides. ' +
             'The method was not run.',
     );
     this.instanceName = instanceName;

@@ -5,7 +5,8 @@ import type { LockServiceBase } from './lock-service.base.js';
 /** The lock services of one Nest app, by instance name (`RedlockModule.forRoot({ name })`). */
 export class AppLockServices {
   private readonly byName = new Map<string, LockServiceBase>();
-  private scanned = false;
+  private readonly claimed = new Set<'classes' | 'instances'>();
+  private readonly classes: object[] = [];
 
   /** A `RedlockModule` import of this app registers its service (at construction, before any init hook). */
   add(name: string, service: LockServiceBase): void {
@@ -25,11 +26,23 @@ export class AppLockServices {
     return this.byName.get(name ?? DEFAULT_REDLOCK_NAME);
   }
 
-  /** True once; the first module to initialise binds the app's instances for every instance name. */
-  claimScan(): boolean {
-    if (this.scanned) return false;
-    this.scanned = true;
+  /** True the first time only: the first `RedlockModule` to get there binds for every instance name. */
+  claim(step: 'classes' | 'instances'): boolean {
+    if (this.claimed.has(step)) return false;
+    this.claimed.add(step);
     return true;
+  }
+
+  /** Binds a class (its prototype) to this app, until {@link unbindClasses}. */
+  bindClass(proto: object): void {
+    if (this.classes.includes(proto)) return;
+    bindLockServices(proto, this);
+    this.classes.push(proto);
+  }
+
+  /** The app shut down: its classes stop pointing at it (its own instances stay bound). */
+  unbindClasses(): void {
+    for (const proto of this.classes.splice(0)) unbindLockServices(proto, this);
   }
 }
 

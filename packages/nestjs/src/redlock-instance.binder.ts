@@ -3,7 +3,7 @@ import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/cor
 import { LOCK_ROUTE_METADATA, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE, WITH_LOCK_METADATA } from './constants.js';
 import { RedlockModuleNotInitializedError } from './errors.js';
 import type { LockCallOptions } from './lock-call-options.js';
-import { AppLockServices, bindLockServices, unbindLockServices } from './lock-service-bindings.js';
+import { AppLockServices, bindLockServices } from './lock-service-bindings.js';
 import { RedlockGuard } from './redlock.guard.js';
 import type { LockServiceBase } from './lock-service.base.js';
 
@@ -15,20 +15,20 @@ const apps = new WeakMap<ModulesContainer, AppLockServices>();
 
 /**
  * The one way `@WithLock` methods and `RedlockGuard`s find their lock service. Every
- * `RedlockModule` import registers its service in its app's {@link AppLockServices} when
- * constructed; at init, the app's providers, controllers and enhancers are scanned (Nest's
- * `DiscoveryService` + `MetadataScanner`, reading the `@WithLock` / `@LockRoute` metadata, as
- * `@nestjs/schedule` does for `@Cron`). Each instance that locks is bound to the app, and so is
- * its class, for the instances created after bootstrap (request-scoped, transient, `new`).
- * An instance name a decorator asks for that the app does not have fails `app.init()`.
+ * `RedlockModule` import registers its service in its app's {@link AppLockServices}. The app's
+ * providers, controllers and enhancers are found with Nest's `DiscoveryService` and
+ * `MetadataScanner`, reading the `@WithLock` / `@LockRoute` metadata (as `@nestjs/schedule` does
+ * for `@Cron`): when the module is constructed, each class that locks is bound to the app (for
+ * instances created later: request-scoped, transient, `new`, and calls made before init); at
+ * init, each instance the container created is bound too (several apps in one process then
+ * each use their own), and an instance name a decorator asks for that the app lacks fails `app.init()`.
  *
  * The methods are wrapped at decoration time either way; the binding only decides WHICH service
- * a call uses. A call on an instance no app bound rejects with `RedlockModuleNotInitializedError`.
+ * a call uses. A call on an object no app bound rejects with `RedlockModuleNotInitializedError`.
  */
 @Injectable()
 export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdown {
   private readonly app: AppLockServices;
-  private readonly boundClasses: object[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -41,46 +41,45 @@ export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdow
     if (!app) apps.set(modules, (app = new AppLockServices()));
     this.app = app;
     app.add(name, service);
+    // The container is complete (scanned) but not all instances exist yet: classes only.
+    if (!app.claim('classes')) return;
+    // Guards made with `new` (app.useGlobalGuards(new RedlockGuard())) are not in the container.
+    app.bindClass(RedlockGuard.prototype);
+    for (const wrapper of this.wrappers()) {
+      const proto = classPrototype(wrapper);
+      if (proto && this.locks(proto)) app.bindClass(proto);
+    }
   }
 
   onModuleInit(): void {
-    if (!this.app.claimScan()) return;
-    // Guards made with `new` (app.useGlobalGuards(new RedlockGuard())) are not in the container.
-    this.bindClass(RedlockGuard.prototype);
-    const enhancers = [...this.modules.values()].flatMap((m) => [...m.injectables.values()]);
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers(), ...enhancers]) {
-      this.bind(wrapper);
+    if (!this.app.claim('instances')) return;
+    for (const wrapper of this.wrappers()) {
+      const instance: unknown = wrapper.instance;
+      const isStatic = wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
+      const own = isStatic && instance !== null && typeof instance === 'object' ? (instance as object) : undefined;
+      const proto: unknown = own ? Object.getPrototypeOf(own) : classPrototype(wrapper);
+      if (proto === null || typeof proto !== 'object' || !this.locks(proto)) continue;
+      for (const { name, where } of this.instanceNames(proto)) {
+        if (!this.app.get(name)) throw new RedlockModuleNotInitializedError(where, name, true);
+      }
+      this.app.bindClass(proto);
+      if (own) bindLockServices(own, this.app);
     }
   }
 
   /** Classes stop pointing at this app; its own instances stay bound (their calls fail with RedlockClosedError). */
   onApplicationShutdown(): void {
-    for (const proto of this.boundClasses.splice(0)) unbindLockServices(proto, this.app);
+    this.app.unbindClasses();
   }
 
-  private bind(wrapper: InstanceWrapper): void {
-    const instance: unknown = wrapper.instance;
-    const isStatic = wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
-    const proto: unknown =
-      isStatic && instance !== null && typeof instance === 'object'
-        ? Object.getPrototypeOf(instance)
-        : typeof wrapper.metatype === 'function' && !wrapper.inject
-          ? (wrapper.metatype as Function).prototype
-          : undefined;
-    if (proto === null || typeof proto !== 'object') return;
-    const names = this.instanceNames(proto);
-    if (names.length === 0 && !(proto instanceof RedlockGuard)) return;
-    for (const { name, where } of names) {
-      if (!this.app.get(name)) throw new RedlockModuleNotInitializedError(where, name, true);
-    }
-    this.bindClass(proto);
-    if (isStatic && instance !== null && typeof instance === 'object') bindLockServices(instance, this.app);
+  private wrappers(): InstanceWrapper[] {
+    const enhancers = [...this.modules.values()].flatMap((m) => [...m.injectables.values()]);
+    return [...this.discovery.getProviders(), ...this.discovery.getControllers(), ...enhancers];
   }
 
-  private bindClass(proto: object): void {
-    if (this.boundClasses.includes(proto)) return;
-    bindLockServices(proto, this.app);
-    this.boundClasses.push(proto);
+  /** Whether instances of `proto` look up a lock service: `@WithLock` / `@LockRoute` methods, or a guard. */
+  private locks(proto: object): boolean {
+    return proto instanceof RedlockGuard || this.instanceNames(proto).length > 0;
   }
 
   /** The Redlock instance names the class's `@WithLock` methods and `@LockRoute` handlers ask for. */
@@ -97,4 +96,9 @@ export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdow
     }
     return found;
   }
+}
+
+/** The prototype of a class provider (not of a factory or value, whose class shows only in the instance). */
+function classPrototype(wrapper: InstanceWrapper): object | undefined {
+  return typeof wrapper.metatype === 'function' && !wrapper.inject ? ((wrapper.metatype as Function).prototype as object) : undefined;
 }
