@@ -1,4 +1,4 @@
-import { Observable, type Subscription } from 'rxjs';
+import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import type { LockCallOptions } from './lock-call-options.js';
 import { LockScope } from './lock-scope.js';
 import type { LockServiceBase } from './lock-service.base.js';
@@ -73,11 +73,13 @@ function observeLocked(call: LockedCall): Observable<unknown> {
         };
         try {
           const result = scope.run(() => call.invoke());
-          if (!(result instanceof Observable) && !isObservableLike(result)) {
+          // A Promise (the declared type lied) is still held until it settles.
+          const source$ = isObservable(result) ? result : isThenable(result) ? from(result) : undefined;
+          if (!source$) {
             throw new LockedResultError(call.where, `${describe(result)} although its declared return type is Observable`, 'Return an Observable.');
           }
           source = scope.run(() =>
-            result.subscribe({ next: (value) => subscriber.next(value), error: fail, complete: () => done() }),
+            source$.subscribe({ next: (value) => subscriber.next(value), error: fail, complete: () => done() }),
           );
         } catch (err) {
           fail(err);
@@ -96,13 +98,8 @@ function observeLocked(call: LockedCall): Observable<unknown> {
   });
 }
 
-function isObservableLike(value: unknown): value is Observable<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as { subscribe?: unknown }).subscribe === 'function' && typeof (value as { lift?: unknown }).lift === 'function';
-}
-
 function describe(value: unknown): string {
   if (value === null || value === undefined) return String(value);
-  if (isThenable(value)) return 'a Promise';
   return typeof value === 'object' ? `an object (${value.constructor?.name ?? 'Object'})` : `a ${typeof value}`;
 }
 
