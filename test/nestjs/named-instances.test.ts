@@ -193,6 +193,51 @@ describe('named Redlock instances', () => {
   });
 });
 
+@Injectable()
+class Ledger {
+  @WithLock('ledger:<id>')
+  async write(id: string) {
+    return currentLock();
+  }
+}
+
+@Controller('ledger')
+class LedgerController {
+  constructor(private readonly ledger: Ledger) {}
+
+  @Post(':id')
+  @LockRoute('ledger:<id>')
+  async write(@Param('id') id: string) {
+    const route = currentLock();
+    const inner = await this.ledger.write(id);
+    return { reused: inner !== undefined && inner === route };
+  }
+}
+
+describe('several apps in one process', () => {
+  it("each app's RedlockGuard and @WithLock methods use that app (the route's lock is reused inside)", async () => {
+    const apps: INestApplication[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const ref = await Test.createTestingModule({
+          imports: [RedlockTestingModule.forRoot()],
+          providers: [Ledger],
+          controllers: [LedgerController],
+        }).compile();
+        const app = ref.createNestApplication({ logger: false });
+        await app.init();
+        apps.push(app);
+      }
+      for (const app of apps) {
+        const res = await request(app.getHttpServer()).post('/ledger/1').expect(201);
+        expect(res.body).toEqual({ reused: true });
+      }
+    } finally {
+      for (const app of apps) await app.close();
+    }
+  });
+});
+
 describe('before init and with new', () => {
   it('a module compiled but not initialised locks through the class binding (unit tests that skip init())', async () => {
     const ref = await Test.createTestingModule({

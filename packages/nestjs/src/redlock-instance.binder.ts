@@ -79,7 +79,7 @@ export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdow
 
   /** Whether instances of `proto` look up a lock service: `@WithLock` / `@LockRoute` methods, or a guard. */
   private locks(proto: object): boolean {
-    return proto instanceof RedlockGuard || this.instanceNames(proto).length > 0;
+    return proto === RedlockGuard.prototype || proto instanceof RedlockGuard || this.instanceNames(proto).length > 0;
   }
 
   /** The Redlock instance names the class's `@WithLock` methods and `@LockRoute` handlers ask for. */

@@ -5,7 +5,8 @@ export type { RedlockModuleOptions } from './redlock-options.js';
 
 /**
  * `forRoot(options)` and `forRootAsync({ imports, inject, useFactory | useClass | useExisting })`,
- * both accepting `isGlobal` and `name` (the instance name; see `RedlockModule`). The options object is provided under {@link REDLOCK_MODULE_OPTIONS}.
+ * both accepting `isGlobal` and `name` (the instance name; see `RedlockModule`). The options object
+ * is provided under {@link REDLOCK_MODULE_OPTIONS}.
  */
 export const {
   ConfigurableModuleClass: ConfigurableRedlockModule,
