@@ -246,7 +246,7 @@ describe('@WithLock on a provider', () => {
     expect(await orders.tagged('t')).toBe('tagged');
   });
 
-  it('locks for instances made with new (process-wide fallback)', async () => {
+  it('locks for instances made with new of a class the app provides (through the class binding)', async () => {
     const standalone = new Orders();
     const id = unique('new');
     const gate = deferred();

@@ -4,12 +4,14 @@ export const LOCK_ROUTE_METADATA = 'redlock-nest:lock-route';
 /** Metadata key under which `@WithLock` records its definition on the wrapped method (for tooling and tests). */
 export const WITH_LOCK_METADATA = 'redlock-nest:with-lock';
 
+/** The name of the unnamed (default) Redlock instance: `RedlockModule.forRoot({ nodes })` without `name`. */
+export const DEFAULT_REDLOCK_NAME = 'default';
+
+/** Injection token of the instance name of a `RedlockModule` import (inside that module). */
+export const REDLOCK_INSTANCE_NAME: unique symbol = Symbol('redlock-nest:instance-name');
+
 /**
- * Hidden property the module sets on the provider and controller instances it owns, pointing
- * at their app's `RedlockService`. A symbol, so it never collides with user fields or shows in JSON.
+ * Inside one `RedlockModule` import: its own lock service, whatever token it is exported under
+ * (`RedlockService` for the default instance, a named token otherwise).
  */
-export const REDLOCK_SERVICE_BINDING: unique symbol = Symbol('redlock-nest:service');
-
-/** Marks a class prototype that has at least one `@WithLock` method, so discovery binds only those. */
-export const HAS_LOCKED_METHODS: unique symbol = Symbol('redlock-nest:has-locked-methods');
-
+export const REDLOCK_LOCAL_SERVICE: unique symbol = Symbol('redlock-nest:local-service');

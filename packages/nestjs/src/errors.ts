@@ -1,22 +1,39 @@
 import { RedlockArgumentError, RedlockError } from '@redlock-nest/core';
 
 /**
- * A `@WithLock` method (or a `@LockRoute` guard) ran in a process where no `RedlockModule`
- * is initialised. The method body is never run without its lock; fix the module setup.
+ * A `@WithLock` method (or a `@LockRoute` guard) has no lock service: no `RedlockModule` of that
+ * name is imported in the app that created the instance, or the instance was made with `new` of a
+ * class no running app provides. The method body is never run without its lock; fix the setup
+ * named in the message.
  *
  * @example
  * ```ts
- * @Module({ imports: [RedlockModule.forRoot({ nodes: ['redis://localhost:6379'] })] })
+ * @Module({
+ *   imports: [
+ *     RedlockModule.forRoot({ nodes: ['redis://localhost:6379'], isGlobal: true }),
+ *     RedlockModule.forRoot({ name: 'payments', nodes: ['redis://payments:6379'], isGlobal: true }),
+ *   ],
+ * })
  * export class AppModule {}
  * ```
  */
 export class RedlockModuleNotInitializedError extends RedlockError {
-  constructor(where: string) {
+  /** The Redlock instance name asked for (`undefined`: the default one). */
+  readonly instanceName: string | undefined;
+
+  constructor(where: string, instanceName?: string, appHasOthers = false) {
+    const forRoot =
+      instanceName === undefined ? 'RedlockModule.forRoot({ nodes: [...] })' : `RedlockModule.forRoot({ name: '${instanceName}', nodes: [...] })`;
     super(
-      `${where} needs a lock, but no RedlockModule is initialised. ` +
-        'Import RedlockModule.forRoot({ nodes: [...] }) (or forRootAsync) in your AppModule and start the app ' +
-        '(app.init() / app.listen()) before calling it. The method was not run.',
+      appHasOthers
+        ? `${where} locks on the Redlock instance ${instanceName === undefined ? '(default)' : `'${instanceName}'`}, but its app ` +
+            `imports no ${forRoot} (or forRootAsync). Import it, or name an instance the app has. The method was not run.`
+        : `${where} needs a lock, but no RedlockModule is initialised for it. Import ${forRoot} (or forRootAsync) in the ` +
+            'app that provides this class and start the app (app.init() / app.listen()) before calling it; get the instance ' +
+            'from the app (a provider or controller), not with `new` of a class no running app provides. ' +
+            'The method was not run.',
     );
+    this.instanceName = instanceName;
   }
 }
 

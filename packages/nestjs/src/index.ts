@@ -14,7 +14,15 @@ export {
   type ResolvedRedlockModuleOptions,
 } from './redlock-options.js';
 export { RedlockService } from './redlock.service.js';
-export { WithLock, type WithLockDefinition, type WithLockOptions } from './with-lock.decorator.js';
+export { getRedlockServiceToken, InjectRedlock } from './inject-redlock.decorator.js';
+export {
+  WithLock,
+  type LockableMethod,
+  type WithLockDecorator,
+  type WithLockDefinition,
+  type WithLockOptions,
+} from './with-lock.decorator.js';
+export { LockedResultError } from './locked-result.js';
 export { LockRoute } from './lock-route.decorator.js';
 export type { LockRouteDefinition, LockRouteOptions } from './lock-route.definition.js';
 export type { LockCallOptions, OnLocked } from './lock-call-options.js';
@@ -25,4 +33,4 @@ export { RedlockInterceptor } from './redlock.interceptor.js';
 export { LockConflictException, LockUnavailableException, type LockConflictBody } from './redlock-http.exceptions.js';
 export { RedlockExceptionFilter } from './redlock-exception.filter.js';
 export { FencingUnavailableError, LockKeyError, LockRouteContextError, RedlockModuleNotInitializedError } from './errors.js';
-export { LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';
+export { DEFAULT_REDLOCK_NAME, LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';

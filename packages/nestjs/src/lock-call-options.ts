@@ -28,6 +28,11 @@ export interface LockCallOptions {
   readonly fencing?: boolean;
   /** Stop extending after this many ms (the lock then expires and its signal aborts). Default: the module's `maxHoldMs`. */
   readonly maxHoldMs?: number;
+  /**
+   * Which Redlock instance locks: the `name` of a `RedlockModule.forRoot({ name, nodes })` import.
+   * Default: the unnamed instance.
+   */
+  readonly redlock?: string;
 }
 
 /** Validates call options once, at decoration time, so a typo fails when the class loads. */
@@ -51,6 +56,9 @@ export function checkLockCallOptions(options: unknown, where: string): LockCallO
   }
   if (o.maxHoldMs !== undefined && !(typeof o.maxHoldMs === 'number' && o.maxHoldMs >= 1)) {
     throw new LockKeyError(`${where}: maxHoldMs must be a number of ms ≥ 1, got ${String(o.maxHoldMs)}.`);
+  }
+  if (o.redlock !== undefined && (typeof o.redlock !== 'string' || o.redlock === '')) {
+    throw new LockKeyError(`${where}: redlock must be the name of a RedlockModule.forRoot({ name }) import, got ${String(o.redlock)}.`);
   }
   return o;
 }

@@ -87,3 +87,12 @@ export async function fenceHeldWithoutFencing(owner: object, resources: readonly
   }
   await Promise.all([...locks].map((lock) => lock.fence()));
 }
+
+/**
+ * Captures the chain's lock context now, for code that resumes later from elsewhere (an
+ * Observable's source, an async generator's body): the returned function runs `fn` in it.
+ */
+export function captureLockContext(): <T>(fn: () => T) => T {
+  const frame = storage.getStore();
+  return (fn) => (frame ? storage.run(frame, fn) : storage.exit(fn));
+}

@@ -70,7 +70,8 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
    * Runs `body` under a lock on `resources` the way `@WithLock` does: keys this call chain already
    * holds are not acquired again (reentrancy), `onLocked: 'skip'` resolves `undefined` when the
    * key is busy, and the lock is extended while `body` runs. A fenced call under an unfenced
-   * outer lock gives that lock a fresh fencing token (`Lock.fence()`) and reuses it.
+   * outer lock gives that lock a fresh fencing token (`Lock.fence()`) and reuses it. `signal`
+   * aborts a wait for the lock.
    */
   async runLocked<T>(
     resources: readonly string[],
@@ -78,6 +79,7 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
     body: () => T | Promise<T>,
     // Named the call in FencingUnavailableError, no longer thrown here; kept for callers.
     _where = 'A locked call',
+    signal?: AbortSignal,
   ): Promise<T | undefined> {
     // Under an unfenced outer hold, a fenced call gets a fresh token for the lock already held.
     if (options.fencing) await fenceHeldWithoutFencing(this.redlock, resources);
@@ -93,7 +95,7 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
           entered = true;
           return body();
         },
-        toUsingOptions(options),
+        signal ? { ...toUsingOptions(options), signal } : toUsingOptions(options),
       );
     } catch (err) {
       // Only contention on OUR acquisition is skipped; the same error thrown by the body propagates.

@@ -1,9 +1,9 @@
 import type { CanActivate, ExecutionContext, Provider } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR, ApplicationConfig, Reflector } from '@nestjs/core';
-import { LOCK_ROUTE_METADATA } from './constants.js';
+import { LOCK_ROUTE_METADATA, REDLOCK_LOCAL_SERVICE } from './constants.js';
 import { RedlockGuard } from './redlock.guard.js';
 import { RedlockInterceptor } from './redlock.interceptor.js';
-import { RedlockService } from './redlock.service.js';
+import type { LockServiceBase } from './lock-service.base.js';
 
 /**
  * The guard `http: { global: true }` applies to every route. It locks `@WithLock` handlers
@@ -30,14 +30,15 @@ const noGuard: CanActivate = { canActivate: () => true };
 export const redlockHttpProviders: Provider[] = [
   {
     provide: APP_GUARD,
-    inject: [RedlockService, Reflector],
-    useFactory: (service: RedlockService, reflector: Reflector): CanActivate =>
-      service.options.http.global ? new AppWideRedlockGuard(service, reflector) : noGuard,
+    // This import's own service (the default or a named instance), whatever token it is exported under.
+    inject: [REDLOCK_LOCAL_SERVICE, Reflector],
+    useFactory: (service: LockServiceBase, reflector: Reflector): CanActivate =>
+      service.options.http.global ? new AppWideRedlockGuard(reflector) : noGuard,
   },
   {
     provide: APP_INTERCEPTOR,
-    inject: [RedlockService, Reflector, ApplicationConfig],
-    useFactory: (service: RedlockService, reflector: Reflector, config: ApplicationConfig) =>
+    inject: [REDLOCK_LOCAL_SERVICE, Reflector, ApplicationConfig],
+    useFactory: (service: LockServiceBase, reflector: Reflector, config: ApplicationConfig) =>
       new RedlockInterceptor(service, reflector, config),
   },
 ];

@@ -1,11 +1,4 @@
-import {
-  BadRequestException,
-  Inject,
-  Injectable,
-  Optional,
-  type CanActivate,
-  type ExecutionContext,
-} from '@nestjs/common';
+import { BadRequestException, Injectable, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { LockNotAcquiredError, type UsingOptions } from '@redlock-nest/core';
 import { LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';
@@ -17,7 +10,7 @@ import type { LockRouteDefinition } from './lock-route.definition.js';
 import type { LockServiceBase } from './lock-service.base.js';
 import type { LockedStatus } from './redlock-options.js';
 import { toLockHttpException } from './redlock-http.exceptions.js';
-import { RedlockService, redlockServices } from './redlock.service.js';
+import { findAppLockServices } from './lock-service-bindings.js';
 import { RouteLockHold } from './route-lock.hold.js';
 import type { WithLockDefinition } from './with-lock.decorator.js';
 
@@ -65,10 +58,7 @@ interface RouteLockPlan {
 export class RedlockGuard implements CanActivate {
   protected readonly reflector: Reflector;
 
-  constructor(
-    @Optional() @Inject(RedlockService) private readonly service?: RedlockService,
-    @Optional() reflector?: Reflector,
-  ) {
+  constructor(@Optional() reflector?: Reflector) {
     this.reflector = reflector ?? new Reflector();
   }
 
@@ -110,10 +100,21 @@ export class RedlockGuard implements CanActivate {
     }
   }
 
-  /** The app's lock service; the injected one, else the process registry. */
+  /**
+   * The lock service of the route's `redlock` instance (default: the unnamed one), found through
+   * the app that created this guard (see RedlockInstanceBinder), like `@WithLock` methods do.
+   */
   protected lockService(context: ExecutionContext): LockServiceBase {
-    const service = this.service ?? redlockServices.lookup(undefined);
-    if (!service) throw new RedlockModuleNotInitializedError(`The lock of ${context.getClass().name}.${context.getHandler().name}`);
+    const name = this.routeDefinition(context)?.options.redlock ?? this.withLockDefinition(context)?.options.redlock;
+    const app = findAppLockServices(this);
+    const service = app?.get(name);
+    if (!service) {
+      throw new RedlockModuleNotInitializedError(
+        `The lock of ${context.getClass().name}.${context.getHandler().name}`,
+        name,
+        app !== undefined,
+      );
+    }
     return service;
   }
 

@@ -8,6 +8,7 @@ import { runInLockContext } from './lock-context.js';
 import type { LockRouteDefinition } from './lock-route.definition.js';
 import { toLockHttpException } from './redlock-http.exceptions.js';
 import { DEFAULT_REDLOCK_MODULE_OPTIONS, type LockedStatus } from './redlock-options.js';
+import type { LockServiceBase } from './lock-service.base.js';
 import { RedlockService } from './redlock.service.js';
 import { RouteLockHold } from './route-lock.hold.js';
 import { isStreamedBody, streamsAfterHandler } from './streamed-response.js';
@@ -44,7 +45,7 @@ export class RedlockInterceptor implements NestInterceptor {
   private readonly reflector: Reflector;
 
   constructor(
-    @Optional() @Inject(RedlockService) private readonly service?: RedlockService,
+    @Optional() @Inject(RedlockService) private readonly service?: LockServiceBase,
     @Optional() reflector?: Reflector,
     @Optional() private readonly config?: ApplicationConfig,
   ) {

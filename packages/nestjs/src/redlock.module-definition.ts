@@ -5,7 +5,8 @@ export type { RedlockModuleOptions } from './redlock-options.js';
 
 /**
  * `forRoot(options)` and `forRootAsync({ imports, inject, useFactory | useClass | useExisting })`,
- * both accepting `isGlobal`. The options object is provided under {@link REDLOCK_MODULE_OPTIONS}.
+ * both accepting `isGlobal` and `name` (the instance name; see `RedlockModule`). The options object
+ * is provided under {@link REDLOCK_MODULE_OPTIONS}.
  */
 export const {
   ConfigurableModuleClass: ConfigurableRedlockModule,
@@ -15,7 +16,10 @@ export const {
 } = new ConfigurableModuleBuilder<RedlockModuleOptions>({ moduleName: 'Redlock' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createRedlockOptions')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: false, name: undefined as string | undefined }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
   .build();
 
 /** What `forRoot()` accepts. */

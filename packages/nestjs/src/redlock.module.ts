@@ -1,6 +1,13 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ConfigurableRedlockModule } from './redlock.module-definition.js';
+import { RedlockArgumentError } from '@redlock-nest/core';
+import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE } from './constants.js';
+import { getRedlockServiceToken } from './inject-redlock.decorator.js';
+import {
+  ConfigurableRedlockModule,
+  type RedlockModuleAsyncOptions,
+  type RedlockModuleForRootOptions,
+} from './redlock.module-definition.js';
 import { redlockHttpProviders } from './redlock-http.providers.js';
 import { RedlockInstanceBinder } from './redlock-instance.binder.js';
 import { RedlockService } from './redlock.service.js';
@@ -9,7 +16,9 @@ import { RedlockService } from './redlock.service.js';
  * Distributed locks for a Nest app. Provides and exports {@link RedlockService}; enables
  * `@WithLock` methods and `@LockRoute` handlers. On HTTP routes, lock errors answer
  * 409/423 + `Retry-After`, 503 or 400 (never 500); `http: { global: true }` also locks
- * `@WithLock` handlers before their pipes run.
+ * `@WithLock` handlers before their pipes run. Import it once per Redlock instance: the
+ * unnamed one, and any number with a `name` (`@WithLock(key, { redlock: name })`,
+ * `@InjectRedlock(name)`).
  *
  * @example
  * ```ts
@@ -23,6 +32,8 @@ import { RedlockService } from './redlock.service.js';
  *       inject: [ConfigService],
  *       useFactory: (config: ConfigService) => ({ nodes: config.get('REDLOCK_NODES').split(',') }),
  *     }),
+ *     // a second, named instance on other nodes:
+ *     RedlockModule.forRoot({ name: 'payments', nodes: ['redis://p1:6379', 'redis://p2:6379', 'redis://p3:6379'], isGlobal: true }),
  *   ],
  * })
  * export class AppModule {}
@@ -30,7 +41,39 @@ import { RedlockService } from './redlock.service.js';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [RedlockService, RedlockInstanceBinder, ...redlockHttpProviders],
-  exports: [RedlockService],
+  providers: [RedlockInstanceBinder, ...redlockHttpProviders],
 })
-export class RedlockModule extends ConfigurableRedlockModule {}
+export class RedlockModule extends ConfigurableRedlockModule {
+  /** The module with `options`; `name` (optional) names the instance. */
+  static override forRoot(options: RedlockModuleForRootOptions): DynamicModule {
+    return withInstanceName(super.forRoot(options), options?.name);
+  }
+
+  /** The module with options from a factory, class or existing provider; `name` (optional) names the instance. */
+  static override forRootAsync(options: RedlockModuleAsyncOptions): DynamicModule {
+    return withInstanceName(super.forRootAsync(options), options?.name);
+  }
+}
+
+/**
+ * Provides the instance's service and name. A named instance's service exists under its own
+ * token only, so neither a global named import nor `app.get(RedlockService)` ever finds it in
+ * place of the default one.
+ */
+function withInstanceName(definition: DynamicModule, name: unknown): DynamicModule {
+  if (name !== undefined && (typeof name !== 'string' || name === '')) {
+    throw new RedlockArgumentError(`RedlockModule options.name must be a non-empty string like 'payments', got ${String(name)}.`);
+  }
+  const instance = name ?? DEFAULT_REDLOCK_NAME;
+  const token = getRedlockServiceToken(instance);
+  const providers: Provider[] = [
+    token === RedlockService ? RedlockService : { provide: token, useClass: RedlockService },
+    { provide: REDLOCK_LOCAL_SERVICE, useExisting: token },
+    { provide: REDLOCK_INSTANCE_NAME, useValue: instance },
+  ];
+  return {
+    ...definition,
+    providers: [...(definition.providers ?? []), ...providers],
+    exports: [...(definition.exports ?? []), token],
+  };
+}

@@ -1,13 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { NodeIndependenceError, Redlock } from '@redlock-nest/core';
-import { InstanceRegistry } from './instance-registry.js';
 import { LockServiceBase } from './lock-service.base.js';
 import { logLostLocks } from './lost-lock.logger.js';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition.js';
 import { resolveModuleOptions, type RedlockModuleOptions, type ResolvedRedlockModuleOptions } from './redlock-options.js';
-
-/** Process-wide: which service a `@WithLock` call uses (see {@link InstanceRegistry}). */
-export const redlockServices = new InstanceRegistry<LockServiceBase>();
 
 /**
  * The module's Redlock, injectable. `acquire`, `tryAcquire` and `using` are the core's, with the
@@ -41,8 +37,6 @@ export class RedlockService extends LockServiceBase<Redlock> implements OnModule
       ...this.options.core,
     });
     logLostLocks(this.redlock, this.logger);
-    // Registered at construction, not at init: another module's onModuleInit may already call a locked method.
-    redlockServices.add(this);
   }
 
   /** Optional startup check that the nodes are independent masters (module option `independenceCheck`). */
@@ -69,7 +63,6 @@ export class RedlockService extends LockServiceBase<Redlock> implements OnModule
    * connections the module created; clients passed in stay open. Lets the process exit on its own.
    */
   async onApplicationShutdown(): Promise<void> {
-    redlockServices.delete(this);
     await this.redlock.close();
   }
 }

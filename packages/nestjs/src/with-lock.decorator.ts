@@ -1,9 +1,12 @@
-import { HAS_LOCKED_METHODS, WITH_LOCK_METADATA } from './constants.js';
+import type { Observable } from 'rxjs';
+import { WITH_LOCK_METADATA } from './constants.js';
 import { LockKeyError, RedlockModuleNotInitializedError } from './errors.js';
 import { checkLockCallOptions, type LockCallOptions } from './lock-call-options.js';
 import { compileMethodKey, type LockKey } from './lock-key.js';
+import { findAppLockServices } from './lock-service-bindings.js';
+import { runLockedCall } from './locked-call.js';
+import { lockedReturnKind } from './locked-result.js';
 import { adoptIdentity, unwrap } from './method-wrapper.js';
-import { redlockServices } from './redlock.service.js';
 
 /** Options of `@WithLock`. */
 export type WithLockOptions = LockCallOptions;
@@ -14,6 +17,20 @@ export interface WithLockDefinition {
   readonly options: WithLockOptions;
 }
 
+/**
+ * What `@WithLock` can hold a lock for: a method returning a Promise (held until it settles), an
+ * Observable (held from subscription until complete, error or unsubscribe) or an async iterable
+ * from an `async *` method (held for the whole iteration). Anything else is a compile-time error.
+ */
+export type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<unknown> | AsyncIterable<unknown>;
+
+/** The decorator `@WithLock(...)` returns: accepts only {@link LockableMethod}s. */
+export type WithLockDecorator = <M extends LockableMethod>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => TypedPropertyDescriptor<M>;
+
 function nameOf(target: object, propertyKey: string | symbol): string {
   const cls = typeof target === 'function' ? target : target.constructor;
   return `${cls?.name || 'anonymous class'}.${String(propertyKey)}`;
@@ -22,7 +39,16 @@ function nameOf(target: object, propertyKey: string | symbol): string {
 /**
  * Runs the method only while holding a distributed lock on `key`, auto-extended while it runs.
  * Works wherever the method is called from: other code, the HTTP router, `@Cron`, `@OnEvent`,
- * microservice handlers. The method then always returns a Promise.
+ * microservice handlers, SSE. The lock is held for as long as the result is being produced:
+ * - a method returning a Promise: until it settles;
+ * - a method whose declared return type is `Observable<T>`: from each subscription until it
+ *   completes, errors or is unsubscribed (acquired lazily, on subscribe; the method itself is
+ *   called inside the lock); a lost lock unsubscribes the source and errors with `LockLostError`;
+ * - an async generator method (`async *m()`): from the first `next()` until the iteration ends,
+ *   including an early `break`, with `currentLock()` working inside the generator body.
+ * A result that would be consumed after the release (an Observable from a method not declared
+ * to return one, a Node stream, a `StreamableFile`, another async iterable) is refused with
+ * `LockedResultError`, never consumed unlocked. Other methods are a compile-time error.
  *
  * Key templates: `<id>` is the parameter named `id`, `<cart.id>` a property path, `<0>` / `<0.id>`
  * a position; a function `(...args) => string | string[]` for anything else; an array locks several
@@ -30,7 +56,8 @@ function nameOf(target: object, propertyKey: string | symbol): string {
  * one that resolves to `undefined`/`null`/`''` throws at call time (nothing is locked or run).
  *
  * Reentrant: a call chain that already holds the key does not acquire it again.
- * Inside, `currentLock()` returns the lock (fencing token, signal).
+ * Inside, `currentLock()` returns the lock (fencing token, signal). `{ redlock: 'payments' }`
+ * locks on the `RedlockModule.forRoot({ name: 'payments' })` instance.
  *
  * @example
  * ```ts
@@ -45,10 +72,17 @@ function nameOf(target: object, propertyKey: string | symbol): string {
  *
  *   @WithLock((from: Account, to: Account) => [`account:${from.id}`, `account:${to.id}`])
  *   async transfer(from: Account, to: Account, amount: number) { ... }
+ *
+ *   @MessagePattern('stock.watch')
+ *   @WithLock('stock:<sku>', { redlock: 'payments' })
+ *   watch(sku: string): Observable<Stock> { ... } // held while subscribed
+ *
+ *   @WithLock('export:<id>')
+ *   async *export(id: string) { yield* this.rows(id); } // held for the whole iteration
  * }
  * ```
  */
-export function WithLock(key: LockKey, options?: WithLockOptions): MethodDecorator {
+export function WithLock(key: LockKey, options?: WithLockOptions): WithLockDecorator {
   return (target, propertyKey, descriptor) => {
     const where = nameOf(target, propertyKey);
     const original: unknown = descriptor.value;
@@ -57,24 +91,25 @@ export function WithLock(key: LockKey, options?: WithLockOptions): MethodDecorat
     }
     const opts = checkLockCallOptions(options, `@WithLock on ${where}`);
     const resolveKey = compileMethodKey(key, unwrap(original), where);
+    const kind = lockedReturnKind(unwrap(original), target, propertyKey);
+    const label = `@WithLock on ${where}`;
 
-    const wrapper = function (this: unknown, ...args: unknown[]): Promise<unknown> {
-      const service = redlockServices.lookup(this);
-      if (!service) return Promise.reject(new RedlockModuleNotInitializedError(`@WithLock on ${where}`));
-      let resources: string[];
-      try {
-        resources = resolveKey(args);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      return service.runLocked(resources, opts, () => original.apply(this, args), `@WithLock on ${where}`);
+    const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+      return runLockedCall(kind, {
+        options: opts,
+        where: label,
+        prepare: () => {
+          const app = findAppLockServices(this);
+          const service = app?.get(opts.redlock);
+          if (!service) throw new RedlockModuleNotInitializedError(label, opts.redlock, app !== undefined);
+          return { service, resources: resolveKey(args) };
+        },
+        invoke: () => original.apply(this, args),
+      });
     };
     adoptIdentity(wrapper, original);
+    // Read back by the module's discovery at bootstrap (RedlockInstanceBinder).
     Reflect.defineMetadata(WITH_LOCK_METADATA, { key, options: opts } satisfies WithLockDefinition, wrapper);
-    // Tells the module's discovery which instances to bind to their app's service.
-    if (!Object.prototype.hasOwnProperty.call(target, HAS_LOCKED_METHODS)) {
-      Object.defineProperty(target, HAS_LOCKED_METHODS, { value: true, enumerable: false });
-    }
     descriptor.value = wrapper as typeof descriptor.value;
     return descriptor;
   };

@@ -1,5 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE } from '../constants.js';
+import { getRedlockServiceToken } from '../inject-redlock.decorator.js';
+import { redlockHttpProviders } from '../redlock-http.providers.js';
 import { RedlockInstanceBinder } from '../redlock-instance.binder.js';
 import { RedlockService } from '../redlock.service.js';
 import { REDLOCK_TESTING_OPTIONS, type RedlockTestingOptions } from './redlock-testing.options.js';
@@ -29,17 +32,27 @@ export class RedlockTestingModule {
    * ```
    */
   static forRoot(options: RedlockTestingOptions = {}): DynamicModule {
+    const name = options.name ?? DEFAULT_REDLOCK_NAME;
+    const token = getRedlockServiceToken(name);
+    // A named stand-in exists under its instance's token only, like a named RedlockModule.
+    const services =
+      token === RedlockService
+        ? [RedlockTestingService, { provide: RedlockService, useExisting: RedlockTestingService }]
+        : [{ provide: token, useClass: RedlockTestingService }];
     return {
       module: RedlockTestingModule,
       global: true,
       imports: [DiscoveryModule],
       providers: [
         { provide: REDLOCK_TESTING_OPTIONS, useValue: options },
-        RedlockTestingService,
-        { provide: RedlockService, useExisting: RedlockTestingService },
+        ...services,
+        { provide: REDLOCK_LOCAL_SERVICE, useExisting: token },
+        { provide: REDLOCK_INSTANCE_NAME, useValue: name },
         RedlockInstanceBinder,
+        // As RedlockModule: lock errors on HTTP routes answer 409/423, 503 or 400, never 500.
+        ...redlockHttpProviders,
       ],
-      exports: [RedlockTestingService, RedlockService],
+      exports: token === RedlockService ? [RedlockTestingService, RedlockService] : [token],
     };
   }
 }

@@ -12,6 +12,11 @@ export interface RedlockTestingOptions {
    * turns into a slow test. Production's default is the retry policy (about 3 s).
    */
   readonly defaultWaitMs?: number;
+  /**
+   * Stands in for the `RedlockModule.forRoot({ name })` instance of that name (default: the
+   * unnamed one). A named stand-in exports only its instance's token (`@InjectRedlock(name)`).
+   */
+  readonly name?: string;
 }
 
 /** Injection token of the testing options. */

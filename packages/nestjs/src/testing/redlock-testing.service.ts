@@ -1,7 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Lock, LockLostReason } from '@redlock-nest/core';
 import { LockServiceBase } from '../lock-service.base.js';
-import { redlockServices } from '../redlock.service.js';
 import { DEFAULT_REDLOCK_MODULE_OPTIONS, type ResolvedRedlockModuleOptions } from '../redlock-options.js';
 import { ForeignHold } from './foreign-hold.js';
 import { InMemoryRedlock } from './in-memory-redlock.js';
@@ -50,7 +49,6 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
       independenceCheck: 'off',
       http: d.http,
     };
-    redlockServices.add(this);
   }
 
   /**
@@ -135,9 +133,8 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
     this.redlock.table.clear();
   }
 
-  /** Releases what is still held and stops being the process' lock service. */
+  /** Releases what is still held. */
   async onApplicationShutdown(): Promise<void> {
-    redlockServices.delete(this);
     await this.redlock.close();
   }
 
