@@ -1,5 +1,5 @@
 export { Redlock } from './redlock.js';
-export { Lock, type ReleaseResult } from './lock.js';
+export { Lock, type LockJSON, type LockState, type ReleaseResult } from './lock.js';
 export { runWithLock } from './watchdog.js';
 export {
   RedlockEmitter,
