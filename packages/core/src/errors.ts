@@ -66,23 +66,49 @@ export class LockNotAcquiredError extends RedlockError implements AcquireFailure
 }
 
 /**
+ * The Redis error code of a reply: its first word (`WRONGPASS`, `NOPERM`, `CROSSSLOT`…), or
+ * undefined for a client-side error (refused connection, TLS, timeout). Codes are matched whole,
+ * never as substrings: "CROSSSLOT" contains "SSL".
+ */
+function replyCode(error: string): string | undefined {
+  const first = error.split(/\s/, 1)[0]!;
+  if (!/^[A-Z]{2,}$/.test(first)) return undefined;
+  // Node's system errors (ECONNREFUSED, ENOTFOUND…) look alike; Redis' codes that start with E are these two.
+  if (first.startsWith('E') && first !== 'ERR' && first !== 'EXECABORT') return undefined;
+  return first;
+}
+
+/** Node's TLS failures: an OpenSSL/Node certificate code or their wording, matched as whole words. */
+const TLS_FAILURE = /\b(certificate|self[- ]signed|SSL|TLS)\b|^(UNABLE_TO_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|ERR_TLS_|ERR_SSL_)/i;
+
+/**
  * The fix a QuorumUnavailableError names. Refused credentials or ACL permissions look
  * like "node down" otherwise; Redis' own error codes (never the password) tell them apart.
  */
 function quorumFix(nodes: readonly NodeOutcome[]): string {
-  // Inside a script, Redis 7 reports an ACL refusal as "... can't run this command ...".
-  const codeOf = (error: string): string | undefined =>
-    /\b(WRONGPASS|NOAUTH|NOPERM)\b/.exec(error)?.[1] ?? (/can't run this command/.test(error) ? 'NOPERM' : undefined);
-  const refused = nodes.find((n) => n.error !== undefined && codeOf(n.error) !== undefined);
-  const tls = nodes.find((n) => n.error !== undefined && /certificate|self[- ]signed|SSL|TLS/i.test(n.error));
-  if (!refused && tls) {
+  // Inside a script, Redis 7 reports an ACL refusal as "ERR ... can't run this command ...".
+  const codeOf = (error: string): string | undefined => {
+    const code = replyCode(error);
+    if (code === 'WRONGPASS' || code === 'NOAUTH' || code === 'NOPERM') return code;
+    return code !== undefined && /can't run this command/.test(error) ? 'NOPERM' : undefined;
+  };
+  const failed = nodes.filter((n) => n.error !== undefined);
+  const refused = failed.find((n) => codeOf(n.error!) !== undefined);
+  if (refused) {
+    const code = codeOf(refused.error!);
+    return code === 'NOPERM'
+      ? `${refused.node} refused a command (NOPERM): grant the ACL user the commands, keys and channels in docs/security.md.`
+      : `${refused.node} refused the credentials (${code}): check the username and password in the node's URL or options.`;
+  }
+  const tls = failed.find((n) => replyCode(n.error!) === undefined && TLS_FAILURE.test(n.error!));
+  if (tls) {
     return `${tls.node} failed the TLS handshake (certificate not verified): give the client the CA (tls: { ca }) or set NODE_EXTRA_CA_CERTS.`;
   }
-  if (!refused) return 'Check that a majority of the configured nodes are up and reachable.';
-  const code = codeOf(refused.error!);
-  return code === 'NOPERM'
-    ? `${refused.node} refused a command (NOPERM): grant the ACL user the commands, keys and channels in docs/security.md.`
-    : `${refused.node} refused the credentials (${code}): check the username and password in the node's URL or options.`;
+  const replied = failed.find((n) => replyCode(n.error!) !== undefined);
+  if (replied) {
+    return `${replied.node} is up but answered with the Redis error ${replyCode(replied.error!)}: the command was refused, not lost; see the node's error above.`;
+  }
+  return 'Check that a majority of the configured nodes are up and reachable.';
 }
 
 /**
@@ -167,13 +193,19 @@ export class RedlockClosedError extends RedlockError {
 /** The configured nodes are not independent masters (a replica, or the same server twice). */
 export class NodeIndependenceError extends RedlockError {
   readonly problems: readonly string[];
+  /**
+   * True when two configured nodes are the same server (same `run_id`). That is always an
+   * error, also where a replica is only warned about (the Nest module's `independenceCheck: 'warn'`).
+   */
+  readonly sameServer: boolean;
 
-  constructor(problems: readonly string[]) {
+  constructor(problems: readonly string[], details: { sameServer?: boolean } = {}) {
     super(
       `Redlock nodes must be independent masters: ${problems.join('; ')}. ` +
         'Configure N separate Redis servers with no replication between them (no replicas, no Sentinel failover).',
     );
     this.problems = problems;
+    this.sameServer = details.sameServer ?? false;
   }
 }
 

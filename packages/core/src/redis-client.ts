@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { RedlockArgumentError } from './errors.js';
+import { checkNodeOptions } from './node-input.js';
 
 /**
  * The part of an ioredis client this library uses. Structural, so ioredis 5 and 6
@@ -139,6 +140,7 @@ export function toClient(
     if (warning) warn(warning);
     return { client: input, owned: false, label };
   }
+  checkNodeOptions(input, index);
   const client = new Redis({ ...input, ...failFastOptions(input.commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
   return watchErrors({ client, owned: true, label: labelOf(client, index) }, warn);
 }

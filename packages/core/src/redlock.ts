@@ -9,6 +9,7 @@ import { settleTokens } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
 import { LockNode } from './lock-node.js';
+import { checkDistinctNodes } from './node-input.js';
 import type { NodeOutcome } from './node-outcome.js';
 import {
   checkAcquireOptions,
@@ -89,6 +90,7 @@ export class Redlock extends RedlockTelemetry {
       );
     }
     this.options = resolveRedlockOptions(options);
+    checkDistinctNodes(nodes);
     const created: LockNode[] = [];
     try {
       for (let i = 0; i < nodes.length; i++) {
