@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import type { NodeOutcome } from './node-outcome.js';
 
 /**
@@ -32,8 +33,38 @@ export interface AcquireFailureDetails {
   readonly nodes: readonly NodeOutcome[];
 }
 
+/** Each node's outcome, with the real cause of a failure: `127.0.0.1:6390=error (ECONNREFUSED 127.0.0.1:6390)`. */
 function describeNodes(nodes: readonly NodeOutcome[]): string {
-  return nodes.map((n) => `${n.node}=${n.status}`).join(', ');
+  return nodes
+    .map((n) => `${n.node}=${n.status}${n.error !== undefined && (n.status === 'error' || n.status === 'timeout') ? ` (${n.error.split('\n', 1)[0]})` : ''}`)
+    .join(', ');
+}
+
+/**
+ * What `util.inspect` (and so `console.log` and Nest's Logger, e.g. for a failed `@Cron` job) prints
+ * for the errors that report the state of the nodes rather than a bug: one line, `Name: message`.
+ * The message already names the resources, each node's outcome and the fix; a stack of library
+ * frames and a dump of the outcomes every few seconds of an outage would bury it. `err.stack` and
+ * the fields stay available.
+ */
+function oneLine(this: Error): string {
+  return `${this.name}: ${this.message}`;
+}
+
+/** Which option of the API in use makes an acquisition wait longer, named by the hint of {@link LockNotAcquiredError}. */
+export type WaitOption =
+  /** The core: `acquire` / `using` options `timeoutMs` and `retry`. */
+  | 'timeoutMs'
+  /** `@WithLock` / `@LockRoute` and the Nest lock service's locked calls: the `wait` option. */
+  | 'wait';
+
+function waitHint(option: WaitOption, attempts: number, waitedMs: number | undefined): string {
+  const waited = waitedMs === undefined ? '' : `It waited ${Math.round(waitedMs)} ms. `;
+  const once = attempts <= 1;
+  if (option === 'wait') {
+    return `${waited}${once ? 'To wait for it, set the wait option (e.g. { wait: 5_000 }, in ms)' : 'To wait longer, raise the wait option (ms)'}, or treat it as "busy".`;
+  }
+  return `${waited}${once ? 'To wait for it, pass timeoutMs (e.g. { timeoutMs: 5_000 }) or a retry policy' : 'To wait longer, pass a larger timeoutMs (or retry: { retries })'} in the acquire options, or treat it as "busy".`;
 }
 
 /**
@@ -50,19 +81,51 @@ export class LockNotAcquiredError extends RedlockError implements AcquireFailure
   readonly nodes: readonly NodeOutcome[];
   /** Milliseconds until the current holder's lock expires, when known. */
   readonly retryAfterMs: number | undefined;
+  /** How long the acquisition tried, from its start to giving up (ms), when known. */
+  readonly waitedMs: number | undefined;
+  /** The option the hint names (`timeoutMs` for the core, `wait` for the Nest decorators). */
+  readonly waitOption: WaitOption;
+  readonly #details: LockNotAcquiredDetails;
 
-  constructor(details: AcquireFailureDetails & { retryAfterMs?: number | undefined; reason?: string }) {
+  constructor(details: LockNotAcquiredDetails) {
     const why = details.reason ?? 'it is held by another owner';
+    const waitOption = details.waitOption ?? 'timeoutMs';
     super(
       `Could not lock ${JSON.stringify(details.resources)}: ${why} ` +
         `(${details.attempts} attempt(s); nodes: ${describeNodes(details.nodes)}). ` +
-        'Wait longer (retry / timeoutMs) or treat it as "busy".',
+        waitHint(waitOption, details.attempts, details.waitedMs),
     );
+    this.#details = details;
     this.resources = details.resources;
     this.attempts = details.attempts;
     this.nodes = details.nodes;
     this.retryAfterMs = details.retryAfterMs;
+    this.waitedMs = details.waitedMs;
+    this.waitOption = waitOption;
   }
+
+  /**
+   * The same failure, its hint naming `option`: the Nest layer names its `wait` option.
+   * @internal
+   */
+  forWaitOption(option: WaitOption): LockNotAcquiredError {
+    return option === this.waitOption ? this : new LockNotAcquiredError({ ...this.#details, waitOption: option });
+  }
+
+  /** One line in logs (see {@link QuorumUnavailableError}). */
+  [inspect.custom](): string {
+    return oneLine.call(this);
+  }
+}
+
+/** What a {@link LockNotAcquiredError} is built from. */
+export interface LockNotAcquiredDetails extends AcquireFailureDetails {
+  readonly retryAfterMs?: number | undefined;
+  readonly reason?: string;
+  /** From the start of the acquisition to giving up, in ms. */
+  readonly waitedMs?: number;
+  /** The option the hint tells the caller to raise. Default `'timeoutMs'` (the core's). */
+  readonly waitOption?: WaitOption;
 }
 
 /**
@@ -136,6 +199,14 @@ export class QuorumUnavailableError extends RedlockError implements AcquireFailu
     this.nodes = details.nodes;
     this.quorum = details.quorum;
   }
+
+  /**
+   * One line in logs: `QuorumUnavailableError: Could not reach a quorum … (nodes: a=error (ECONNREFUSED …), …). Check …`.
+   * During an outage a failing job logs this line, not a stack and a dump of its fields.
+   */
+  [inspect.custom](): string {
+    return oneLine.call(this);
+  }
 }
 
 /** Why a lock is known to be lost. */
@@ -177,6 +248,11 @@ export class LockLostError extends RedlockError {
     this.resources = details.resources;
     this.reason = details.reason;
     this.nodes = details.nodes ?? [];
+  }
+
+  /** One line in logs (see {@link QuorumUnavailableError}). */
+  [inspect.custom](): string {
+    return oneLine.call(this);
   }
 }
 

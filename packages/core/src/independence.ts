@@ -43,7 +43,8 @@ async function inspect(node: LockNode, timeoutMs: number): Promise<NodeReport> {
       ...(version ? { version } : {}),
     };
   } catch (err) {
-    return { node: node.label, reachable: false, error: err instanceof Error ? err.message : String(err) };
+    // The connection's real cause (ECONNREFUSED 127.0.0.1:6390), not ioredis' "Stream isn't writeable…".
+    return { node: node.label, reachable: false, error: node.connection.describe(err) };
   } finally {
     clearTimeout(timer);
   }

@@ -94,7 +94,8 @@ export class Redlock extends RedlockTelemetry {
     const created: LockNode[] = [];
     try {
       for (let i = 0; i < nodes.length; i++) {
-        created.push(new LockNode(toClient(nodes[i]!, i, this.options.nodeTimeoutMs, this.options.onWarning)));
+        const handle = toClient(nodes[i]!, i, this.options.nodeTimeoutMs, this.options.onWarning);
+        created.push(new LockNode(handle, this.options.onWarning));
       }
     } catch (err) {
       for (const node of created) void node.close();
@@ -164,7 +165,8 @@ export class Redlock extends RedlockTelemetry {
     const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
     const token = newOwnerToken();
     const timeoutMs = opts.timeoutMs ?? Infinity;
-    const deadline = performance.now() + timeoutMs;
+    const started = performance.now();
+    const deadline = started + timeoutMs;
     const maxRetries = retry === false ? 0 : opts.timeoutMs !== undefined && opts.retry === undefined ? Infinity : retry.retries;
     const signal = opts.signal;
 
@@ -195,7 +197,13 @@ export class Redlock extends RedlockTelemetry {
       }
       const wait = retry === false ? 0 : jittered(retry.delayMs, retry.jitterMs);
       if (attempt > maxRetries || performance.now() + wait >= deadline) {
-        throw new LockNotAcquiredError({ resources, attempts: attempt, nodes: result.nodes, retryAfterMs: result.retryAfterMs });
+        throw new LockNotAcquiredError({
+          resources,
+          attempts: attempt,
+          nodes: result.nodes,
+          retryAfterMs: result.retryAfterMs,
+          waitedMs: performance.now() - started,
+        });
       }
       probe?.wait(attempt, wait, result.nodes, result.retryAfterMs);
       await this.waitForRetry(keys, wait, signal);

@@ -1,4 +1,4 @@
-import type { Lock, UsingOptions } from '@redlock-nest/core';
+import { LockNotAcquiredError, type Lock, type UsingOptions } from '@redlock-nest/core';
 import type { LockEngine } from './lock-service.base.js';
 
 /**
@@ -39,7 +39,8 @@ export class RouteLockHold {
       );
       // Before the routine ran this is the acquisition failure; after, the caller observes `settled`.
       settled.catch((err: unknown) => {
-        if (!hold) reject(err);
+        // The hint of a contended route names @LockRoute's option (`wait`).
+        if (!hold) reject(err instanceof LockNotAcquiredError ? err.forWaitOption('wait') : err);
       });
     });
   }
