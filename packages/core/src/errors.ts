@@ -58,13 +58,11 @@ export type WaitOption =
   /** `@WithLock` / `@LockRoute` and the Nest lock service's locked calls: the `wait` option. */
   | 'wait';
 
-function waitHint(option: WaitOption, attempts: number, waitedMs: number | undefined): string {
+function waitHint(option: WaitOption, waitedMs: number | undefined): string {
   const waited = waitedMs === undefined ? '' : `It waited ${Math.round(waitedMs)} ms. `;
-  const once = attempts <= 1;
-  if (option === 'wait') {
-    return `${waited}${once ? 'To wait for it, set the wait option (e.g. { wait: 5_000 }, in ms)' : 'To wait longer, raise the wait option (ms)'}, or treat it as "busy".`;
-  }
-  return `${waited}${once ? 'To wait for it, pass timeoutMs (e.g. { timeoutMs: 5_000 }) or a retry policy' : 'To wait longer, pass a larger timeoutMs (or retry: { retries })'} in the acquire options, or treat it as "busy".`;
+  return option === 'wait'
+    ? `${waited}To wait longer, raise the wait option (in ms, e.g. { wait: 5_000 }), or treat it as "busy".`
+    : `${waited}To wait longer, pass a larger timeoutMs (e.g. { timeoutMs: 5_000 }) or retry: { retries } in the acquire options, or treat it as "busy".`;
 }
 
 /**
@@ -93,7 +91,7 @@ export class LockNotAcquiredError extends RedlockError implements AcquireFailure
     super(
       `Could not lock ${JSON.stringify(details.resources)}: ${why} ` +
         `(${details.attempts} attempt(s); nodes: ${describeNodes(details.nodes)}). ` +
-        waitHint(waitOption, details.attempts, details.waitedMs),
+        waitHint(waitOption, details.waitedMs),
     );
     this.#details = details;
     this.resources = details.resources;

@@ -47,7 +47,7 @@ export class NodeConnectionState {
     warn: ((message: string) => void) | undefined,
   ) {
     client.on?.('error', (err: unknown) => {
-      this.cause = describeNodeError(err);
+      this.cause = this.withAddress(describeNodeError(err));
       if (this.downSince !== undefined) return;
       this.downSince = performance.now();
       warn?.(`lock node ${label} is down (${this.cause}); it counts as failed until it reconnects.`);
@@ -65,6 +65,11 @@ export class NodeConnectionState {
     });
   }
 
+  /** A bare socket error code (`ECONNRESET`, `ETIMEDOUT`) gets the node's address, as `ECONNREFUSED 10.0.0.5:6379` has. */
+  private withAddress(text: string): string {
+    return /^E[A-Z]+$/.test(text) ? `${text} ${this.label}` : text;
+  }
+
   /** Whether the node is known to be down (the "down" line was written and it is not back up). */
   get isDown(): boolean {
     return this.downSince !== undefined;
@@ -76,8 +81,12 @@ export class NodeConnectionState {
    */
   explain(err: unknown): unknown {
     const status = this.client.status;
-    if (status === undefined || status === 'ready' || !isErrorLike(err)) return err;
-    const why = this.cause ?? `not connected to ${this.label} (${status})`;
+    if (status === undefined || !isErrorLike(err)) return err;
+    // Just after a server died the status still reads 'ready' until ioredis handles the socket's
+    // 'close', but the socket no longer takes writes: that is the connection's failure too.
+    const stream = (this.client as { stream?: { writable?: boolean } }).stream;
+    if (status === 'ready' && stream?.writable !== false) return err;
+    const why = this.cause ?? (status === 'ready' ? `connection to ${this.label} lost` : `not connected to ${this.label} (${status})`);
     if (err.message === why) return err;
     const explained = new Error(why, { cause: err });
     return explained;
