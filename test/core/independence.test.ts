@@ -62,6 +62,15 @@ describe('node independence', () => {
     );
     expect(() => make([`redis://localhost:${other.port}`, primary.url, { port: other.port }] as never)).toThrow(/nodes\[0\] \(localhost:\d+\) and nodes\[2\] \(localhost:\d+\) are the same Redis server/);
     expect(() => make([primary.url, `redis://[::1]:${primary.port}`] as never)).toThrow(RedlockArgumentError);
+    const client = new Redis(other.url, { lazyConnect: true });
+    try {
+      // A client passed in says where it connects (its options): compared too.
+      expect(() => make([primary.url, client, `redis://localhost:${other.port}/3`])).toThrow(
+        /nodes\[1\] \(127\.0\.0\.1:\d+\) and nodes\[2\] \(localhost:\d+\) are the same Redis server/,
+      );
+    } finally {
+      client.disconnect();
+    }
   });
 
   it('rejects the same server reached under two addresses (TCP and its unix socket) by run_id, naming both entries', async () => {

@@ -104,13 +104,16 @@ export function serverAddress(input: unknown): string | undefined {
     return `${canonicalHost(url.hostname || 'localhost')}:${url.port || 6379}`;
   }
   if (typeof input !== 'object' || input === null) return undefined;
+  const isClient = typeof (input as { evalsha?: unknown }).evalsha === 'function';
   // An ioredis client keeps its (defaults-merged) options; options are read as they are.
-  const o = ((input as { options?: unknown }).options ?? input) as {
+  const o = ((isClient ? (input as { options?: unknown }).options : input) ?? {}) as {
     host?: unknown;
     port?: unknown;
     path?: unknown;
     sentinels?: unknown;
   };
+  // A client (or wrapper) that does not say where it connects is not compared: unknown, not localhost.
+  if (isClient && o.host === undefined && o.port === undefined && o.path === undefined) return undefined;
   if (Array.isArray(o.sentinels) && o.sentinels.length > 0) return undefined;
   if (typeof o.path === 'string' && o.path !== '') return `unix:${o.path}`;
   const host = typeof o.host === 'string' && o.host !== '' ? o.host : 'localhost';
