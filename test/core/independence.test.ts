@@ -65,7 +65,7 @@ describe('node independence', () => {
     const client = new Redis(other.url, { lazyConnect: true });
     try {
       // A client passed in says where it connects (its options): compared too.
-      expect(() => make([primary.url, client, `redis://localhost:${other.port}/3`])).toThrow(
+      expect(() => make([primary.url, client, `redis://localhost:${other.port}/3`] as never)).toThrow(
         /nodes\[1\] \(127\.0\.0\.1:\d+\) and nodes\[2\] \(localhost:\d+\) are the same Redis server/,
       );
     } finally {
