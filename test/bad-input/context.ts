@@ -26,13 +26,15 @@ export class BadInputContext {
     readonly replica: RedisServer,
     /** A port nothing listens on. */
     readonly deadPort: number,
+    /** Another one: one server listed twice is refused at construction. */
+    readonly otherDeadPort: number,
   ) {}
 
   static async start(): Promise<BadInputContext> {
     const cluster = await RedisCluster.start(3);
     const secured = await RedisServer.start({ args: ['--requirepass', PASSWORD] });
     const replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(cluster.server(0).port)] });
-    const ctx = new BadInputContext(cluster, secured, replica, await freePort());
+    const ctx = new BadInputContext(cluster, secured, replica, await freePort(), await freePort());
     for (const url of cluster.urls) await ctx.watchTokens(url);
     return ctx;
   }
@@ -51,6 +53,10 @@ export class BadInputContext {
 
   get deadUrl(): string {
     return `redis://127.0.0.1:${this.deadPort}`;
+  }
+
+  get otherDeadUrl(): string {
+    return `redis://127.0.0.1:${this.otherDeadPort}`;
   }
 
   /** A Redlock closed by `closeAll()`; its warnings are recorded. */

@@ -10,6 +10,22 @@ import { Redis } from 'ioredis';
 import type { BadInputRow } from './row.js';
 
 const arg = (fix: RegExp) => ({ error: RedlockArgumentError, fix });
+
+/**
+ * The shape by which a node-redis v4/v5 client is recognised (sendCommand, isOpen, isReady on its
+ * prototype). The package is not a dependency here: only the refusal is under test, no command is sent.
+ */
+class NodeRedisLikeClient {
+  get isOpen(): boolean {
+    return false;
+  }
+  get isReady(): boolean {
+    return false;
+  }
+  sendCommand(): Promise<unknown> {
+    return Promise.reject(new Error('not connected'));
+  }
+}
 const MB = 'x'.repeat(1024 * 1024);
 
 function expectEqual(actual: unknown, expected: unknown, what: string): void {
@@ -65,8 +81,44 @@ export const coreRows: readonly BadInputRow[] = [
   {
     layer: 'core',
     name: 'the same node twice',
-    run: (c) => c.redlock([c.urls[0]!, c.urls[0]!, c.urls[1]!], { checkIndependence: true }).acquire('r', 1000),
-    rejects: { error: NodeIndependenceError, fix: /same server.*separate Redis servers/ },
+    run: (c) => c.redlock([c.urls[0]!, c.urls[0]!, c.urls[1]!]),
+    rejects: arg(/nodes\[0\] \(127\.0\.0\.1:\d+\) and nodes\[1\] .*same Redis server.*List each independent server once/),
+  },
+  {
+    layer: 'core',
+    name: 'the same node as a localhost URL and as 127.0.0.1 options',
+    run: (c) => c.redlock([c.urls[1]!, c.urls[0]!.replace('127.0.0.1', 'localhost'), { host: '127.0.0.1', port: c.cluster.server(0).port }]),
+    rejects: arg(/nodes\[1\] \(localhost:\d+\) and nodes\[2\] \(127\.0\.0\.1:\d+\) are the same Redis server/),
+  },
+  {
+    layer: 'core',
+    name: 'the same node in two databases',
+    run: (c) => c.redlock([`${c.urls[0]!}/1`, `${c.urls[0]!}/2`, c.urls[1]!]),
+    rejects: arg(/same Redis server/),
+  },
+  {
+    layer: 'core',
+    name: 'a node-redis client as a node',
+    run: (c) => c.redlock([c.urls[0]!, new NodeRedisLikeClient() as never, c.urls[1]!]),
+    rejects: arg(/nodes\[1\] got a node-redis client \(has sendCommand\/isOpen\).*localhost:6379.*redis:\/\/ \(or rediss:\/\/\) URL/),
+  },
+  {
+    layer: 'core',
+    name: "node-redis' { url } options",
+    run: (c) => c.redlock([{ url: c.urls[0]! } as never]),
+    rejects: arg(/nodes\[0\] got an object that is neither an ioredis client nor ioredis options: "url" is not an ioredis option.*pass the URL string itself/),
+  },
+  {
+    layer: 'core',
+    name: 'a misspelt ioredis option',
+    run: (c) => c.redlock([{ hots: '127.0.0.1', port: c.cluster.server(0).port } as never]),
+    rejects: arg(/"hots" is not an ioredis option/),
+  },
+  {
+    layer: 'core',
+    name: 'a pending client (a Promise) as a node',
+    run: (c) => c.redlock([Promise.resolve(c.urls[0]) as never]),
+    rejects: arg(/nodes\[0\] got a Promise.*Await it first/),
   },
   {
     layer: 'core',
@@ -77,7 +129,7 @@ export const coreRows: readonly BadInputRow[] = [
   {
     layer: 'core',
     name: 'unreachable hosts',
-    run: (c) => c.redlock([c.deadUrl, c.deadUrl, c.urls[0]!]).acquire('r', 1000),
+    run: (c) => c.redlock([c.deadUrl, c.otherDeadUrl, c.urls[0]!]).acquire('r', 1000),
     rejects: { error: QuorumUnavailableError, fix: /majority of the configured nodes are up and reachable/ },
   },
   {

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { NodeIndependenceError, Redlock } from '@redlock-nest/core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NodeIndependenceError, Redlock, RedlockArgumentError } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../harness/redis-server.js';
 import { rejection, uniqueResource, until } from './helpers.js';
@@ -9,6 +12,10 @@ describe('node independence', () => {
   let replica: RedisServer;
   let other: RedisServer;
   let third: RedisServer;
+  /** A server listening on TCP and on a unix socket: one run_id under two addresses. */
+  let sameServerTcp: RedisServer;
+  const socketDir = mkdtempSync(join(tmpdir(), 'redlock-sock-'));
+  const socketPath = join(socketDir, 'redis.sock');
   const redlocks: Redlock[] = [];
   const make = (urls: string[], checkIndependence = false): Redlock => {
     const redlock = new Redlock(urls, { checkIndependence, onWarning: () => {} });
@@ -21,10 +28,12 @@ describe('node independence', () => {
     other = await RedisServer.start();
     third = await RedisServer.start();
     replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+    sameServerTcp = await RedisServer.start({ args: ['--unixsocket', socketPath, '--unixsocketperm', '700'] });
   });
   afterAll(async () => {
     await Promise.allSettled(redlocks.map((r) => r.close()));
-    await Promise.all([replica, primary, other, third].map((s) => s.stop()));
+    await Promise.all([replica, primary, other, third, sameServerTcp].map((s) => s.stop()));
+    rmSync(socketDir, { recursive: true, force: true });
   });
 
   it('passes for independent masters and reports each one', async () => {
@@ -44,12 +53,36 @@ describe('node independence', () => {
     expect(err.message).toContain('no replicas');
   });
 
-  it('rejects the same server configured twice, naming both entries', async () => {
-    const err = await rejection(make([other.url, primary.url, other.url]).checkIndependence());
+  it('refuses the same server listed twice by address when the Redlock is created (URL, options, localhost)', () => {
+    expect(() => make([other.url, primary.url, other.url])).toThrow(
+      new RedlockArgumentError(
+        `nodes[0] (127.0.0.1:${other.port}) and nodes[2] (127.0.0.1:${other.port}) are the same Redis server: a lock would ` +
+          'count it twice toward the quorum, so it would stop being a majority of independent servers. List each independent server once.',
+      ),
+    );
+    expect(() => make([`redis://localhost:${other.port}`, primary.url, { port: other.port }] as never)).toThrow(/nodes\[0\] \(localhost:\d+\) and nodes\[2\] \(localhost:\d+\) are the same Redis server/);
+    expect(() => make([primary.url, `redis://[::1]:${primary.port}`] as never)).toThrow(RedlockArgumentError);
+    const client = new Redis(other.url, { lazyConnect: true });
+    try {
+      // A client passed in says where it connects (its options): compared too.
+      expect(() => make([primary.url, client, `redis://localhost:${other.port}/3`] as never)).toThrow(
+        /nodes\[1\] \(127\.0\.0\.1:\d+\) and nodes\[2\] \(localhost:\d+\) are the same Redis server/,
+      );
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('rejects the same server reached under two addresses (TCP and its unix socket) by run_id, naming both entries', async () => {
+    const err = await rejection(make([sameServerTcp.url, primary.url, { path: socketPath }] as never).checkIndependence());
     expect(err).toBeInstanceOf(NodeIndependenceError);
+    expect(err.sameServer).toBe(true);
     expect(err.problems).toEqual([
-      `nodes[0] (127.0.0.1:${other.port}) and nodes[2] (127.0.0.1:${other.port}) are the same server (same run_id)`,
+      `nodes[0] (127.0.0.1:${sameServerTcp.port}) and nodes[2] (${socketPath}) are the same server (same run_id)`,
     ]);
+    // A replica alone is not a same-server problem (the Nest module's 'warn' mode tells them apart).
+    const replicaErr = await rejection(make([primary.url, replica.url, other.url]).checkIndependence());
+    expect(replicaErr.sameServer).toBe(false);
   });
 
   it('with checkIndependence: true, fails the first acquire (and the next) before locking anything', async () => {

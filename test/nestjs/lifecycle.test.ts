@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Injectable, type LoggerService } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { LockLostError, NodeIndependenceError, RedlockArgumentError } from '@redlock-nest/core';
+import { LockLostError, RedlockArgumentError } from '@redlock-nest/core';
 import {
   currentLock,
   RedlockModule,
@@ -27,15 +27,6 @@ class Worker {
     entered.resolve(currentLock()!.signal);
     await gate.promise;
     return id;
-  }
-}
-
-class CapturingLogger implements LoggerService {
-  readonly warnings: string[] = [];
-  log(): void {}
-  error(): void {}
-  warn(message: unknown): void {
-    this.warnings.push(String(message));
   }
 }
 
@@ -112,29 +103,6 @@ describe('module lifecycle', () => {
     expect(out).toContain('closed');
     expect(code).toBe(0);
     expect(await direct.exists(lockKey('exit:plain'), lockKey('exit:watched'))).toBe(0);
-  });
-
-  it("independenceCheck: 'fail' rejects app.init() when a server is listed twice", async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [RedlockModule.forRoot({ nodes: [redis.url, redis.url, redis.url], independenceCheck: 'fail' })],
-    }).compile();
-    const err = await rejection(moduleRef.init());
-    expect(err).toBeInstanceOf(NodeIndependenceError);
-    expect(err.message).toContain('same server');
-    await moduleRef.close();
-  });
-
-  it("independenceCheck: 'warn' (default) starts and logs the problem", async () => {
-    const logger = new CapturingLogger();
-    const moduleRef = await Test.createTestingModule({
-      imports: [RedlockModule.forRoot({ nodes: [redis.url, redis.url, redis.url] })],
-    })
-      .setLogger(logger)
-      .compile();
-    const app = await moduleRef.init();
-    expect(logger.warnings.join('\n')).toMatch(/same server/);
-    expect(app.get(RedlockService).redlock.quorum).toBe(2);
-    await app.close();
   });
 
   it('forRootAsync({ useClass }) builds the options with createRedlockOptions()', async () => {

@@ -100,10 +100,19 @@ describe('RedlockHealthIndicator', () => {
     }
     const port = String(cluster.server(2).port);
     await logger.logged(`:${port}`); // the client's reconnect fails asynchronously
-    await request(app.getHttpServer()).get('/health').expect(200);
+    const third = await request(app.getHttpServer()).get('/health').expect(200);
     const lines = logger.lines.filter((l) => l.message.includes(`:${port}`));
     expect(lines).toHaveLength(1);
     expect(lines[0]!.level).toBe('warn');
+    // The real cause, not ioredis' "Stream isn't writeable and enableOfflineQueue options is false".
+    // (ECONNRESET when the kill reset a connection with a command in flight: a real cause too.)
+    expect(lines[0]!.message).toMatch(new RegExp(`\\((ECONNREFUSED|ECONNRESET) 127\\.0\\.0\\.1:${port}\\)`));
+    expect(third.body.details.redlock.nodes[2]).toEqual({
+      node: `127.0.0.1:${port}`,
+      status: 'down',
+      error: expect.stringMatching(new RegExp(`^(ECONNREFUSED|ECONNRESET) 127\\.0\\.0\\.1:${port}$`)),
+    });
+    for (const res of [first, second]) expect(res.body.details.redlock.nodes[2].error).not.toMatch(/Stream isn't writeable|Connection is closed/);
   });
 
   it('is down (503) without a quorum: a paused node times out', async () => {

@@ -1,4 +1,8 @@
+import { inspect } from 'node:util';
+import { describeNodes, oneLine, quorumFix, waitHint, type WaitOption } from './error-hints.js';
 import type { NodeOutcome } from './node-outcome.js';
+
+export type { WaitOption } from './error-hints.js';
 
 /**
  * Base class of every error this library throws. `name` is always the concrete
@@ -32,10 +36,6 @@ export interface AcquireFailureDetails {
   readonly nodes: readonly NodeOutcome[];
 }
 
-function describeNodes(nodes: readonly NodeOutcome[]): string {
-  return nodes.map((n) => `${n.node}=${n.status}`).join(', ');
-}
-
 /**
  * The lock is held by someone else: enough nodes answered, but a majority of them
  * already held the resource for another owner. Retrying later can succeed.
@@ -50,39 +50,51 @@ export class LockNotAcquiredError extends RedlockError implements AcquireFailure
   readonly nodes: readonly NodeOutcome[];
   /** Milliseconds until the current holder's lock expires, when known. */
   readonly retryAfterMs: number | undefined;
+  /** How long the acquisition tried, from its start to giving up (ms), when known. */
+  readonly waitedMs: number | undefined;
+  /** The option the hint names (`timeoutMs` for the core, `wait` for the Nest decorators). */
+  readonly waitOption: WaitOption;
+  readonly #details: LockNotAcquiredDetails;
 
-  constructor(details: AcquireFailureDetails & { retryAfterMs?: number | undefined; reason?: string }) {
+  constructor(details: LockNotAcquiredDetails) {
     const why = details.reason ?? 'it is held by another owner';
+    const waitOption = details.waitOption ?? 'timeoutMs';
     super(
       `Could not lock ${JSON.stringify(details.resources)}: ${why} ` +
         `(${details.attempts} attempt(s); nodes: ${describeNodes(details.nodes)}). ` +
-        'Wait longer (retry / timeoutMs) or treat it as "busy".',
+        waitHint(waitOption, details.waitedMs),
     );
+    this.#details = details;
     this.resources = details.resources;
     this.attempts = details.attempts;
     this.nodes = details.nodes;
     this.retryAfterMs = details.retryAfterMs;
+    this.waitedMs = details.waitedMs;
+    this.waitOption = waitOption;
+  }
+
+  /**
+   * The same failure, its hint naming `option`: the Nest layer names its `wait` option.
+   * @internal
+   */
+  forWaitOption(option: WaitOption): LockNotAcquiredError {
+    return option === this.waitOption ? this : new LockNotAcquiredError({ ...this.#details, waitOption: option });
+  }
+
+  /** One line in logs (see {@link QuorumUnavailableError}). */
+  [inspect.custom](): string {
+    return oneLine.call(this);
   }
 }
 
-/**
- * The fix a QuorumUnavailableError names. Refused credentials or ACL permissions look
- * like "node down" otherwise; Redis' own error codes (never the password) tell them apart.
- */
-function quorumFix(nodes: readonly NodeOutcome[]): string {
-  // Inside a script, Redis 7 reports an ACL refusal as "... can't run this command ...".
-  const codeOf = (error: string): string | undefined =>
-    /\b(WRONGPASS|NOAUTH|NOPERM)\b/.exec(error)?.[1] ?? (/can't run this command/.test(error) ? 'NOPERM' : undefined);
-  const refused = nodes.find((n) => n.error !== undefined && codeOf(n.error) !== undefined);
-  const tls = nodes.find((n) => n.error !== undefined && /certificate|self[- ]signed|SSL|TLS/i.test(n.error));
-  if (!refused && tls) {
-    return `${tls.node} failed the TLS handshake (certificate not verified): give the client the CA (tls: { ca }) or set NODE_EXTRA_CA_CERTS.`;
-  }
-  if (!refused) return 'Check that a majority of the configured nodes are up and reachable.';
-  const code = codeOf(refused.error!);
-  return code === 'NOPERM'
-    ? `${refused.node} refused a command (NOPERM): grant the ACL user the commands, keys and channels in docs/security.md.`
-    : `${refused.node} refused the credentials (${code}): check the username and password in the node's URL or options.`;
+/** What a {@link LockNotAcquiredError} is built from. */
+export interface LockNotAcquiredDetails extends AcquireFailureDetails {
+  readonly retryAfterMs?: number | undefined;
+  readonly reason?: string;
+  /** From the start of the acquisition to giving up, in ms. */
+  readonly waitedMs?: number;
+  /** The option the hint tells the caller to raise. Default `'timeoutMs'` (the core's). */
+  readonly waitOption?: WaitOption;
 }
 
 /**
@@ -109,6 +121,14 @@ export class QuorumUnavailableError extends RedlockError implements AcquireFailu
     this.attempts = details.attempts;
     this.nodes = details.nodes;
     this.quorum = details.quorum;
+  }
+
+  /**
+   * One line in logs: `QuorumUnavailableError: Could not reach a quorum … (nodes: a=error (ECONNREFUSED …), …). Check …`.
+   * During an outage a failing job logs this line, not a stack and a dump of its fields.
+   */
+  [inspect.custom](): string {
+    return oneLine.call(this);
   }
 }
 
@@ -152,6 +172,11 @@ export class LockLostError extends RedlockError {
     this.reason = details.reason;
     this.nodes = details.nodes ?? [];
   }
+
+  /** One line in logs (see {@link QuorumUnavailableError}). */
+  [inspect.custom](): string {
+    return oneLine.call(this);
+  }
 }
 
 /** An argument or option is invalid. The message names the offending value and the fix. */
@@ -167,13 +192,19 @@ export class RedlockClosedError extends RedlockError {
 /** The configured nodes are not independent masters (a replica, or the same server twice). */
 export class NodeIndependenceError extends RedlockError {
   readonly problems: readonly string[];
+  /**
+   * True when two configured nodes are the same server (same `run_id`). That is always an
+   * error, also where a replica is only warned about (the Nest module's `independenceCheck: 'warn'`).
+   */
+  readonly sameServer: boolean;
 
-  constructor(problems: readonly string[]) {
+  constructor(problems: readonly string[], details: { sameServer?: boolean } = {}) {
     super(
       `Redlock nodes must be independent masters: ${problems.join('; ')}. ` +
         'Configure N separate Redis servers with no replication between them (no replicas, no Sentinel failover).',
     );
     this.problems = problems;
+    this.sameServer = details.sameServer ?? false;
   }
 }
 

@@ -43,7 +43,8 @@ async function inspect(node: LockNode, timeoutMs: number): Promise<NodeReport> {
       ...(version ? { version } : {}),
     };
   } catch (err) {
-    return { node: node.label, reachable: false, error: err instanceof Error ? err.message : String(err) };
+    // The connection's real cause (ECONNREFUSED 127.0.0.1:6390), not ioredis' "Stream isn't writeable…".
+    return { node: node.label, reachable: false, error: node.connection.describe(err) };
   } finally {
     clearTimeout(timer);
   }
@@ -57,6 +58,7 @@ async function inspect(node: LockNode, timeoutMs: number): Promise<NodeReport> {
 export async function checkNodeIndependence(nodes: readonly LockNode[], timeoutMs: number): Promise<NodeReport[]> {
   const reports = await Promise.all(nodes.map((node) => inspect(node, timeoutMs)));
   const problems: string[] = [];
+  let sameServer = false;
   const seen = new Map<string, string>();
   reports.forEach((r, i) => {
     // Named by position too: the same URL given twice has the same label twice.
@@ -64,10 +66,13 @@ export async function checkNodeIndependence(nodes: readonly LockNode[], timeoutM
     if (r.role && r.role !== 'master') problems.push(`${name} is a replica (role:${r.role})`);
     if (r.runId) {
       const first = seen.get(r.runId);
-      if (first) problems.push(`${first} and ${name} are the same server (same run_id)`);
+      if (first) {
+        sameServer = true;
+        problems.push(`${first} and ${name} are the same server (same run_id)`);
+      }
       else seen.set(r.runId, name);
     }
   });
-  if (problems.length > 0) throw new NodeIndependenceError(problems);
+  if (problems.length > 0) throw new NodeIndependenceError(problems, { sameServer });
   return reports;
 }

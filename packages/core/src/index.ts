@@ -1,5 +1,5 @@
 export { Redlock } from './redlock.js';
-export { Lock, type ReleaseResult } from './lock.js';
+export { Lock, type LockJSON, type LockState, type ReleaseResult } from './lock.js';
 export { runWithLock } from './watchdog.js';
 export {
   RedlockEmitter,
@@ -26,6 +26,8 @@ export {
   StaleFencingTokenError,
   type AcquireFailureDetails,
   type LockLostReason,
+  type LockNotAcquiredDetails,
+  type WaitOption,
 } from './errors.js';
 export type { NodeOutcome, NodeStatus } from './node-outcome.js';
 export {
@@ -41,5 +43,6 @@ export {
   type UsingOptions,
 } from './options.js';
 export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
+export { describeNodeError } from './node-state.js';
 export type { NodeReport } from './independence.js';
 export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { NodeConnectionState } from './node-state.js';
 import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
 
 /** A Lua script and its SHA1, sent with EVALSHA and re-sent with EVAL on NOSCRIPT. */
@@ -52,25 +53,23 @@ export class LockNode {
   private onDrained: (() => void) | undefined;
   /** Called once on the next 'ready' (see onNextReady). */
   private readyWaiters: Array<() => void> = [];
-  /** Why the connection last failed (e.g. WRONGPASS, ECONNREFUSED); cleared when it is ready again. */
-  private connectionError: string | undefined;
+  /** Why the connection is down, and the one warning per state change (down, back up). @internal */
+  readonly connection: NodeConnectionState;
 
-  constructor(handle: ClientHandle) {
+  /** `warn` receives one line when the node goes down (with the real cause) and one when it is back. */
+  constructor(handle: ClientHandle, warn?: (message: string) => void) {
     this.client = handle.client;
     this.owned = handle.owned;
     this.label = handle.label;
+    this.connection = new NodeConnectionState(this.client, this.label, warn);
     // A reconnect may reach a restarted server with an empty script cache.
     this.client.on?.('ready', () => {
       this.sentInFull.clear();
-      this.connectionError = undefined;
       const waiting = this.readyWaiters;
       this.readyWaiters = [];
       for (const notify of waiting) notify();
     });
-    this.client.on?.('error', (err: unknown) => {
-      this.connectionError = err instanceof Error ? err.message : String(err);
-      guardSocketErrors(this.client);
-    });
+    this.client.on?.('error', () => guardSocketErrors(this.client));
   }
 
   /** Connects a client this library created (or one passed in that never connected), once; a failed connect is retried on the next call. */
@@ -134,15 +133,12 @@ export class LockNode {
   }
 
   /**
-   * "Connection is closed." says nothing of why; the connection's own error does
-   * (refused credentials, refused connection), so the caller's error can name the fix.
+   * "Connection is closed." and "Stream isn't writeable…" say nothing of why; the connection's
+   * own error does (refused connection, unknown host, refused credentials), so the caller's
+   * error names the real cause and the fix.
    */
   private explain(err: unknown): unknown {
-    const why = this.connectionError;
-    if (why && this.client.status !== 'ready' && err instanceof Error && !err.message.includes(why)) {
-      return new Error(`${why} (${err.message})`, { cause: err });
-    }
-    return err;
+    return this.connection.explain(err);
   }
 
   private async sendScript(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {

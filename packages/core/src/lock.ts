@@ -1,3 +1,4 @@
+import { inspect, type InspectOptions } from 'node:util';
 import { LockLostError, RedlockArgumentError, type LockLostReason } from './errors.js';
 import type { NodeOutcome } from './node-outcome.js';
 import { checkTtl } from './options.js';
@@ -35,8 +36,28 @@ export interface LockInit {
   readonly nodes?: readonly NodeOutcome[];
 }
 
+/** Where a lock stands: `held` until released, `lost` once known lost while held (its `signal` aborted). */
+export type LockState = 'held' | 'released' | 'lost';
+
+/**
+ * What `JSON.stringify(lock)` and `console.log(lock)` show: everything a log line or an HTTP
+ * response may carry, never the owner token.
+ */
+export interface LockJSON {
+  readonly resources: readonly string[];
+  /** Wall-clock time (integer epoch ms) at which the lock's validity ends. */
+  readonly expiration: number;
+  /** The fencing token of the first resource, as a decimal string (JSON has no bigint); absent when unfenced. */
+  readonly fencingToken?: string;
+  /** Every resource's fencing token as a decimal string, when several resources were fenced together. */
+  readonly fencingTokens?: Readonly<Record<string, string>>;
+  readonly state: LockState;
+}
+
 /**
  * A held lock. Obtained from `Redlock.acquire`, `tryAcquire` or `using`.
+ * Printing it (`console.log`, a logger, `JSON.stringify`, `String()`) shows its resources,
+ * expiration, fencing token and state, never its owner token.
  *
  * @example
  * ```ts
@@ -52,8 +73,12 @@ export interface LockInit {
 export class Lock {
   /** The locked resources (without key prefix). */
   readonly resources: readonly string[];
-  /** The random owner token (≥ 128 bits from a CSPRNG). Never logged by this library. */
-  readonly value: string;
+  /**
+   * The random owner token (≥ 128 bits from a CSPRNG). Whoever knows it can extend or release the
+   * lock, so it is non-enumerable and left out of `toJSON()` and `util.inspect`: printing or
+   * serializing a Lock never shows it.
+   */
+  declare readonly value: string;
   /**
    * The fencing token of the first resource, when acquired with `{ fencing: true }` or
    * after `fence()`. Strictly greater than every token an earlier acquisition (or
@@ -92,7 +117,8 @@ export class Lock {
   ) {
     this.resources = init.resources;
     this.keys = init.keys;
-    this.value = init.value;
+    // Non-enumerable: object spreads, Object.keys and generic serializers skip it too.
+    Object.defineProperty(this, 'value', { value: init.value, enumerable: false, writable: false, configurable: false });
     this.tokens = init.fencingTokens;
     this.acquireNodes = init.nodes ?? [];
     this.acquiredAtMono = performance.now();
@@ -115,9 +141,18 @@ export class Lock {
     return this.controller.signal;
   }
 
-  /** Wall-clock time (epoch ms) at which the lock's validity ends, drift already subtracted. */
+  /**
+   * Wall-clock time (integer epoch ms) at which the lock's validity ends, drift already subtracted.
+   * Rounded down, so it never promises validity the lock does not have.
+   */
   get expiration(): number {
-    return Date.now() + (this.expiresAtMono - performance.now());
+    return Math.floor(Date.now() + (this.expiresAtMono - performance.now()));
+  }
+
+  /** `held` until released; `lost` once the lock became known as lost while held; `released` after `release()`. */
+  get state(): LockState {
+    if (this.lostError && this.lostError.reason !== 'released') return 'lost';
+    return this.releasing || this.lostError ? 'released' : 'held';
   }
 
   /** Milliseconds of validity left (0 when expired or released). */
@@ -231,6 +266,39 @@ export class Lock {
   /** @internal the watchdog registers how to stop it */
   attachWatchdog(stop: () => void): void {
     this.stopWatchdog = stop;
+  }
+
+  /**
+   * The lock as JSON: resources, expiration, fencing token (a string) and state; never the owner
+   * token. So `JSON.stringify(lock)` works, and a route may return `currentLock()`.
+   * @example
+   * ```ts
+   * JSON.stringify(lock); // {"resources":["order:42"],"expiration":1767225600000,"fencingToken":"17","state":"held"}
+   * ```
+   */
+  toJSON(): LockJSON {
+    const tokens = this.fencingTokens;
+    return {
+      resources: [...this.resources],
+      expiration: this.expiration,
+      ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken.toString() }),
+      ...(tokens && tokens.size > 1
+        ? { fencingTokens: Object.fromEntries([...tokens].map(([r, t]) => [r, t.toString()])) }
+        : {}),
+      state: this.state,
+    };
+  }
+
+  /** One line for string contexts: `Lock ["order:42"] held until 2026-01-01T00:00:00.000Z, fencing token 17`. */
+  toString(): string {
+    const fence = this.fencingToken === undefined ? '' : `, fencing token ${this.fencingToken}`;
+    return `Lock ${JSON.stringify(this.resources)} ${this.state} until ${new Date(this.expiration).toISOString()}${fence}`;
+  }
+
+  /** What `console.log(lock)` and `util.inspect(lock)` print: {@link toJSON}'s fields, no token, timers or internals. */
+  [inspect.custom](depth: number, options: InspectOptions, nested: typeof inspect = inspect): string {
+    if (depth < 0) return `[Lock ${this.state}]`;
+    return `Lock ${nested(this.toJSON(), { ...options, depth: options.depth == null ? null : options.depth - 1 })}`;
   }
 
   private armExpiry(): void {

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { RedlockArgumentError } from './errors.js';
+import { checkNodeOptions } from './node-input.js';
 
 /**
  * The part of an ioredis client this library uses. Structural, so ioredis 5 and 6
@@ -88,25 +89,6 @@ function slowFailoverWarning(client: RedisClientLike, label: string): string | u
   );
 }
 
-/**
- * A client we created must have an 'error' listener (else ioredis prints every failed
- * reconnect). One warning when a node becomes unreachable, none again until it was
- * ready in between; the message carries the label only, never credentials.
- */
-function watchErrors(handle: ClientHandle, warn: (message: string) => void): ClientHandle {
-  let down = false;
-  handle.client.on?.('error', (err: unknown) => {
-    if (down) return;
-    down = true;
-    const code = (err as { code?: string } | null)?.code;
-    warn(`lock node ${handle.label} is unreachable (${code ?? (err instanceof Error ? err.message : 'error')}); it counts as failed until it reconnects.`);
-  });
-  handle.client.on?.('ready', () => {
-    down = false;
-  });
-  return handle;
-}
-
 /** A client plus whether this library created it (and so must close it). */
 export interface ClientHandle {
   readonly client: RedisClientLike;
@@ -124,7 +106,7 @@ export function toClient(
   if (typeof input === 'string') {
     checkUrl(input, index);
     const client = new Redis(input, failFastOptions(nodeTimeoutMs)) as unknown as RedisClientLike;
-    return watchErrors({ client, owned: true, label: labelOf(client, index) }, warn);
+    return { client, owned: true, label: labelOf(client, index) };
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new RedlockArgumentError(
@@ -139,8 +121,9 @@ export function toClient(
     if (warning) warn(warning);
     return { client: input, owned: false, label };
   }
+  checkNodeOptions(input, index);
   const client = new Redis({ ...input, ...failFastOptions(input.commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
-  return watchErrors({ client, owned: true, label: labelOf(client, index) }, warn);
+  return { client, owned: true, label: labelOf(client, index) };
 }
 
 /** ioredis statuses in which the client has a socket that will emit 'close' (and then 'end'). */

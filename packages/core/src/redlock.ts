@@ -9,6 +9,7 @@ import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from 
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
 import { LockNode } from './lock-node.js';
+import { checkDistinctNodes } from './node-input.js';
 import type { NodeOutcome } from './node-outcome.js';
 import {
   checkAcquireOptions,
@@ -88,10 +89,12 @@ export class Redlock extends RedlockTelemetry {
       );
     }
     this.options = resolveRedlockOptions(options);
+    checkDistinctNodes(nodes);
     const created: LockNode[] = [];
     try {
       for (let i = 0; i < nodes.length; i++) {
-        created.push(new LockNode(toClient(nodes[i]!, i, this.options.nodeTimeoutMs, this.options.onWarning)));
+        const handle = toClient(nodes[i]!, i, this.options.nodeTimeoutMs, this.options.onWarning);
+        created.push(new LockNode(handle, this.options.onWarning));
       }
     } catch (err) {
       for (const node of created) void node.close();
@@ -162,7 +165,8 @@ export class Redlock extends RedlockTelemetry {
     const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
     const token = newOwnerToken();
     const timeoutMs = opts.timeoutMs ?? Infinity;
-    const deadline = performance.now() + timeoutMs;
+    const started = performance.now();
+    const deadline = started + timeoutMs;
     const maxRetries = retry === false ? 0 : opts.timeoutMs !== undefined && opts.retry === undefined ? Infinity : retry.retries;
     const signal = opts.signal;
 
@@ -193,7 +197,13 @@ export class Redlock extends RedlockTelemetry {
       }
       const wait = retry === false ? 0 : jittered(retry.delayMs, retry.jitterMs);
       if (attempt > maxRetries || performance.now() + wait >= deadline) {
-        throw new LockNotAcquiredError({ resources, attempts: attempt, nodes: result.nodes, retryAfterMs: result.retryAfterMs });
+        throw new LockNotAcquiredError({
+          resources,
+          attempts: attempt,
+          nodes: result.nodes,
+          retryAfterMs: result.retryAfterMs,
+          waitedMs: performance.now() - started,
+        });
       }
       probe?.wait(attempt, wait, result.nodes, result.retryAfterMs);
       await this.waitForRetry(keys, wait, signal);

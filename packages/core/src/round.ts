@@ -1,5 +1,6 @@
 import type { LockNode } from './lock-node.js';
 import type { NodeOutcome, NodeStatus } from './node-outcome.js';
+import { describeNodeError } from './node-state.js';
 
 /** What a script reply means for one node. */
 export interface ParsedReply<T> {
@@ -36,7 +37,7 @@ export interface RoundOptions<T = unknown> {
 }
 
 function errorText(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = describeNodeError(err);
   return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }
 

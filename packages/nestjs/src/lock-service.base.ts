@@ -100,7 +100,8 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
     } catch (err) {
       // Only contention on OUR acquisition is skipped; the same error thrown by the body propagates.
       if (!entered && options.onLocked === 'skip' && err instanceof LockNotAcquiredError) return undefined;
-      throw err;
+      // The hint names this API's option (`wait`), not the core's timeoutMs.
+      throw !entered && err instanceof LockNotAcquiredError ? err.forWaitOption('wait') : err;
     }
   }
 }

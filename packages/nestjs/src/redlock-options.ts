@@ -45,8 +45,11 @@ export interface RedlockModuleOptions extends RedlockOptions {
   /** Status of a contended `@LockRoute`: 409 Conflict (default) or 423 Locked. */
   readonly lockedStatus?: LockedStatus;
   /**
-   * At startup, check that the nodes are independent masters (no replica, no server listed twice):
-   * `'warn'` logs problems (default), `'fail'` makes `app.init()` reject, `'off'` skips the check.
+   * At startup, check that the nodes are independent masters (no replica, no server listed twice),
+   * with INFO on each node. `'fail'` (default) makes `app.init()` reject on a replica, a duplicate,
+   * or a node whose ACL user may not run INFO; `'warn'` only logs replicas and refused INFO;
+   * `'off'` skips the check, for ACL setups that cannot grant `+info`. The same server listed twice
+   * is an error in every mode (by address when the module starts, by `run_id` when the check runs).
    */
   readonly independenceCheck?: IndependenceCheckMode;
   /** HTTP routes: `{ global: true }` locks every `@WithLock` handler before its pipes. */
@@ -69,7 +72,8 @@ export const DEFAULT_REDLOCK_MODULE_OPTIONS = Object.freeze({
   /** Long enough for most request handlers; the watchdog extends it every ttl/3 anyway. */
   ttl: 10_000,
   lockedStatus: 409 as LockedStatus,
-  independenceCheck: 'warn' as IndependenceCheckMode,
+  /** Replicas and duplicates fail startup; `'off'` is the documented opt-out for ACLs without `+info`. */
+  independenceCheck: 'fail' as IndependenceCheckMode,
   /** `@WithLock` handlers lock when called unless asked for app-wide (a global guard changes every route). */
   http: Object.freeze({ global: false }),
 });

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { NodeIndependenceError, Redlock } from '@redlock-nest/core';
+import { Redlock } from '@redlock-nest/core';
+import { checkIndependenceAtStartup } from './independence-check.js';
 import { LockServiceBase } from './lock-service.base.js';
 import { logLostLocks } from './lost-lock.logger.js';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition.js';
@@ -39,23 +40,9 @@ export class RedlockService extends LockServiceBase<Redlock> implements OnModule
     logLostLocks(this.redlock, this.logger);
   }
 
-  /** Optional startup check that the nodes are independent masters (module option `independenceCheck`). */
+  /** Startup check that the nodes are independent masters (module option `independenceCheck`, default `'fail'`). */
   async onModuleInit(): Promise<void> {
-    const mode = this.options.independenceCheck;
-    if (mode === 'off') return;
-    try {
-      const reports = await this.redlock.checkIndependence();
-      const unreachable = reports.filter((r) => !r.reachable);
-      if (unreachable.length > 0) {
-        this.logger.warn(
-          `Independence check could not reach ${unreachable.map((r) => `${r.node} (${r.error ?? 'no answer'})`).join(', ')}; ` +
-            'locks need a majority of the nodes up.',
-        );
-      }
-    } catch (err) {
-      if (mode === 'fail' || !(err instanceof NodeIndependenceError)) throw err;
-      this.logger.warn(err.message);
-    }
+    await checkIndependenceAtStartup(this.redlock, this.options.independenceCheck, this.logger);
   }
 
   /**

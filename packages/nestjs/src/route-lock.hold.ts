@@ -1,4 +1,4 @@
-import { LockLostError, type Lock, type UsingOptions } from '@redlock-nest/core';
+import { LockLostError, LockNotAcquiredError, type Lock, type UsingOptions } from '@redlock-nest/core';
 import { onResponseDone } from './http-response.js';
 import type { LockEngine } from './lock-service.base.js';
 
@@ -62,8 +62,9 @@ export class RouteLockHold {
         options,
       );
       settled.catch((err: unknown) => {
-        // Before the routine ran this is the acquisition failure; after, the lock was lost.
-        if (!hold) reject(err);
+        // Before the routine ran this is the acquisition failure (the hint of a contended route
+        // names @LockRoute's option, `wait`); after, the lock was lost.
+        if (!hold) reject(err instanceof LockNotAcquiredError ? err.forWaitOption('wait') : err);
         else hold.lost();
       });
     });

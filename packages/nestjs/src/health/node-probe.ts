@@ -19,9 +19,9 @@ function field(info: string, name: string): string | undefined {
   return new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 }
 
-function describe(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  const text = typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
+/** The node's real cause (`ECONNREFUSED 127.0.0.1:6390`, `ENOTFOUND redis-a`), not ioredis' internals; one short line. */
+function describe(node: LockNodeLike, err: unknown): string {
+  const text = node.connection.describe(err).split('\n', 1)[0]!;
   return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }
 
@@ -43,7 +43,7 @@ export async function probeNode(node: LockNodeLike, timeoutMs: number): Promise<
     const role = field(info, 'role');
     return { node: node.label, status: 'up', latencyMs, ...(role ? { role } : {}) };
   } catch (err) {
-    return { node: node.label, status: 'down', error: describe(err) };
+    return { node: node.label, status: 'down', error: describe(node, err) };
   } finally {
     clearTimeout(timer);
   }

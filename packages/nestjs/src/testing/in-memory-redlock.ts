@@ -181,7 +181,7 @@ export class InMemoryRedlock extends RedlockEmitter {
       const remaining = deadline - performance.now();
       if (remaining <= 0) {
         const nodes: NodeOutcome[] = [{ node: NODE, status: 'held', ttlMs: taken.retryAfterMs }];
-        throw new LockNotAcquiredError({ resources, attempts: attempt, nodes, retryAfterMs: taken.retryAfterMs });
+        throw new LockNotAcquiredError({ resources, attempts: attempt, nodes, retryAfterMs: taken.retryAfterMs, waitedMs: waitMs - remaining });
       }
       const delayMs = Math.min(remaining, taken.retryAfterMs);
       this.notify('wait', () => ({
