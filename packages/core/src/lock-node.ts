@@ -28,6 +28,23 @@ export function guardSocketErrors(client: object): void {
   stream.on('error', () => undefined);
 }
 
+/**
+ * A command of a round: when it was written to its node (monotonic ms), NaN until then.
+ * The round's clock for the node starts there, not when the round began.
+ */
+export interface SendSlot {
+  sentAt: number;
+}
+
+/**
+ * Commands written to one node and not answered yet, at most this many; the others wait
+ * client-side, unwritten. A burst of acquisitions in one tick then does not put
+ * thousands of replies between a command and the reading of its own reply (time that is
+ * ours, not the node's). 128 keeps a local node's pipeline full: a reply takes
+ * microseconds to read, the round trip tens of them.
+ */
+const IN_FLIGHT_WINDOW = 128;
+
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -46,8 +63,14 @@ export class LockNode {
   private corked = false;
   /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established. */
   private readonly sentInFull = new Set<string>();
-  /** Commands sent and not yet answered, so close() can let them land before QUIT. */
+  /** Commands called and not yet settled (written or not), so close() can let them land before QUIT. */
   private inFlight = 0;
+  /** Commands written and not yet answered, oldest first (a Set keeps insertion order). */
+  private readonly written = new Set<SendSlot>();
+  /** Commands waiting for room in the in-flight window, oldest first. */
+  private readonly backlog: Array<() => void> = [];
+  /** The slot of the next command called, set by sending() for the synchronous part of a send. */
+  private nextSlot: SendSlot | undefined;
   /** close() waiting for `inFlight` to reach 0. */
   private onDrained: (() => void) | undefined;
   /** Called once on the next 'ready' (see onNextReady). */
@@ -101,35 +124,84 @@ export class LockNode {
   }
 
   /**
-   * Sends a command (scripts go through here too): connect on first use, this tick's
-   * batching, and close() letting it land first.
+   * Runs `send`, whose first command (issued synchronously within it) records in `slot`
+   * when it is written. Only that one: a follow-up command (a PTTL after a refused SET)
+   * answers the same round.
    */
-  call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
-    if (this.client.status !== 'ready') return this.track(this.connect().then(() => this.issue(command)));
-    return this.track(this.issue(command));
+  sending<T>(slot: SendSlot, send: () => Promise<T>): Promise<T> {
+    this.nextSlot = slot;
+    try {
+      return send();
+    } finally {
+      this.nextSlot = undefined;
+    }
   }
 
-  private issue<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
+  /**
+   * Since when the oldest command written to this node waits for its answer (monotonic
+   * ms), NaN when none does. Redis answers one connection's commands in order: an old
+   * unanswered command means the node (or the network) stopped, not that we are busy.
+   */
+  unansweredSince(): number {
+    for (const slot of this.written) return slot.sentAt;
+    return NaN;
+  }
+
+  /**
+   * Sends a command (scripts go through here too): connect on first use, this tick's
+   * batching, the in-flight window, and close() letting it land first.
+   */
+  call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
+    const slot = this.nextSlot ?? { sentAt: NaN };
+    this.nextSlot = undefined;
+    if (this.client.status === 'ready' && this.backlog.length === 0 && this.written.size < IN_FLIGHT_WINDOW) {
+      return this.track(this.issue(command, slot), slot);
+    }
+    return this.track(this.later(command, slot), slot);
+  }
+
+  /** Connects first if needed (not charged to the command: its slot starts on write), then waits for room in the window. */
+  private async later<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
+    if (this.client.status !== 'ready') await this.connect();
+    if (this.backlog.length === 0 && this.written.size < IN_FLIGHT_WINDOW) return this.issue(command, slot);
+    return new Promise<T>((resolve, reject) => {
+      this.backlog.push(() => {
+        this.issue(command, slot).then(resolve, reject);
+      });
+    });
+  }
+
+  private issue<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
     this.corkForTick();
-    return command(this.client);
+    slot.sentAt = performance.now();
+    this.written.add(slot);
+    try {
+      return command(this.client);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** Counts the command until it settles (one derived promise: this is on every lock operation's path). */
-  private track<T>(sent: Promise<T>): Promise<T> {
+  private track<T>(sent: Promise<T>, slot: SendSlot): Promise<T> {
     this.inFlight++;
     return sent.then(
       (reply) => {
-        this.settled();
+        this.settled(slot);
         return reply;
       },
       (err: unknown) => {
-        this.settled();
+        this.settled(slot);
         throw this.explain(err);
       },
     );
   }
 
-  private settled(): void {
+  private settled(slot: SendSlot): void {
+    // Room in the window: write the oldest waiting commands (each adds itself to `written`).
+    if (this.written.delete(slot)) {
+      while (this.backlog.length > 0 && this.written.size < IN_FLIGHT_WINDOW) this.backlog.shift()!();
+    }
     if (--this.inFlight === 0) this.onDrained?.();
   }
 

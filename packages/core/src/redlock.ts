@@ -36,7 +36,7 @@ import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 /** Why one attempt failed. */
 type AttemptFailure =
   | { kind: 'held'; nodes: NodeOutcome[]; retryAfterMs: number | undefined }
-  | { kind: 'unavailable'; nodes: NodeOutcome[]; reason?: string };
+  | { kind: 'unavailable'; nodes: NodeOutcome[]; reason?: string; transient?: boolean };
 
 /** 128 bits from the CSPRNG, URL-safe. */
 function newOwnerToken(): string {
@@ -125,7 +125,8 @@ export class Redlock extends RedlockTelemetry {
    * jitter while it is held by someone else.
    *
    * @throws {LockNotAcquiredError} still held by someone else after the retries / `timeoutMs`.
-   * @throws {QuorumUnavailableError} a majority of nodes failed or timed out (not retried).
+   * @throws {QuorumUnavailableError} a majority of nodes refused or dropped the connection
+   *   (at once), or timed out (retried like a held lock while the retries / `timeoutMs` last).
    * @example
    * ```ts
    * const lock = await redlock.acquire('order:42', 10_000, { timeoutMs: 2_000 });
@@ -182,7 +183,13 @@ export class Redlock extends RedlockTelemetry {
         probe?.acquired(attempt, result.acquireNodes);
         return result;
       }
-      if (result.kind === 'unavailable') {
+      // The last attempt ran at the deadline (the wait before it is clipped to it); a timer
+      // may fire a fraction of a ms early, which is not worth another attempt.
+      const left = deadline - performance.now();
+      const spent = attempt > maxRetries || left < 1;
+      // Nodes that may only be slow (timed out, or answered too late) are retried like a
+      // held lock while the budget lasts; refused or closed connections fail at once.
+      if (result.kind === 'unavailable' && (!result.transient || spent)) {
         throw new QuorumUnavailableError({
           resources,
           attempts: attempt,
@@ -191,12 +198,15 @@ export class Redlock extends RedlockTelemetry {
           ...(result.reason ? { reason: result.reason } : {}),
         });
       }
-      const wait = retry === false ? 0 : jittered(retry.delayMs, retry.jitterMs);
-      if (attempt > maxRetries || performance.now() + wait >= deadline) {
-        throw new LockNotAcquiredError({ resources, attempts: attempt, nodes: result.nodes, retryAfterMs: result.retryAfterMs });
+      const retryAfterMs = result.kind === 'held' ? result.retryAfterMs : undefined;
+      if (spent || retry === false) {
+        throw new LockNotAcquiredError({ resources, attempts: attempt, nodes: result.nodes, retryAfterMs });
       }
-      probe?.wait(attempt, wait, result.nodes, result.retryAfterMs);
-      await this.waitForRetry(keys, wait, signal);
+      // A deadline, not a budget of whole delays: wait out what is left of it (a release
+      // notice may still come), then make a last attempt at it.
+      const wait = jittered(retry.delayMs, retry.jitterMs);
+      probe?.wait(attempt, Math.min(wait, left), result.nodes, retryAfterMs);
+      await this.waitForRetry(keys, wait, signal, left);
       probe?.resumed();
     }
   }
@@ -334,11 +344,13 @@ export class Redlock extends RedlockTelemetry {
 
   /**
    * Waits before the next attempt: until a release of one of `keys` is published on any
-   * node, or `ms` (the jittered retry delay, a fallback against lost notices) pass.
-   * `keys` is the same array across one acquisition's retries (the notifier relies on it).
+   * node, or the fallback poll fires (`ms`, the jittered retry delay, at the head of this
+   * process's queue for the key; longer behind it), and never longer than `maxMs` (what
+   * is left until the caller's deadline). `keys` is the same array across one
+   * acquisition's retries (the notifier relies on it).
    */
-  protected async waitForRetry(keys: readonly string[], ms: number, signal: AbortSignal | undefined): Promise<void> {
-    await this.releaseNotices.wait(keys, ms, signal);
+  protected async waitForRetry(keys: readonly string[], ms: number, signal: AbortSignal | undefined, maxMs = Infinity): Promise<void> {
+    await this.releaseNotices.wait(keys, ms, signal, maxMs);
   }
 
   private assertOpen(): void {
@@ -408,12 +420,15 @@ export class Redlock extends RedlockTelemetry {
       }
       fencingTokens = new Map(resources.map((r, i) => [r, settled.tokens[i]!]));
     }
-    const expiresAtMono = start + ttlMs - this.drift(ttlMs);
+    // From when the acquire was first written to a node: a connect on first use, or our own
+    // queue to the nodes, is not part of the lock's time (no key was set before it).
+    const expiresAtMono = (round.sentAt ?? start) + ttlMs - this.drift(ttlMs);
     if (!failure && expiresAtMono <= performance.now()) {
       failure = {
         kind: 'unavailable',
         nodes: round.outcomes,
         reason: `a quorum answered, but only after the lock's validity (${ttlMs} ms minus drift) had run out`,
+        transient: true,
       };
     }
     if (failure) {
@@ -425,16 +440,22 @@ export class Redlock extends RedlockTelemetry {
     return lock;
   }
 
-  /** Contention when the nodes that failed alone do not rule out a quorum; otherwise unavailable. */
+  /**
+   * Contention when the nodes that failed alone do not rule out a quorum; otherwise
+   * unavailable, and transient (worth retrying) unless errors alone rule out a quorum: a
+   * timeout may be a busy machine, a refused or closed connection is a node down.
+   */
   private classify(round: RoundResult<unknown>): AttemptFailure {
     const n = this.nodes.length;
     let failed = 0;
+    let errors = 0;
     const heldTtls: number[] = [];
     for (const o of round.outcomes) {
       if (o.status === 'error' || o.status === 'timeout') failed++;
+      if (o.status === 'error') errors++;
       if (o.status === 'held' && o.ttlMs !== undefined) heldTtls.push(o.ttlMs);
     }
-    if (failed > n - this.quorum) return { kind: 'unavailable', nodes: round.outcomes };
+    if (failed > n - this.quorum) return { kind: 'unavailable', nodes: round.outcomes, transient: errors <= n - this.quorum };
     // The resource is free again once a majority is free: the nodes we just won, plus the
     // held ones in order of expiry. A stale key on one node does not stretch the estimate.
     heldTtls.sort((a, b) => a - b);
