@@ -45,6 +45,12 @@ export interface SendSlot {
  */
 const IN_FLIGHT_WINDOW = 128;
 
+/** A command waiting client-side: write it, or fail it (its connect failed). */
+interface Waiting {
+  readonly write: () => void;
+  readonly fail: (err: unknown) => void;
+}
+
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -67,8 +73,13 @@ export class LockNode {
   private inFlight = 0;
   /** Commands written and not yet answered, oldest first (a Set keeps insertion order). */
   private readonly written = new Set<SendSlot>();
-  /** Commands waiting for room in the in-flight window, oldest first. */
-  private readonly backlog: Array<() => void> = [];
+  /** Commands waiting for the connection or for room in the in-flight window, oldest first from `backlogHead`. */
+  private backlog: Waiting[] = [];
+  private backlogHead = 0;
+  /** A connect started for the backlog and not settled yet. */
+  private connectingBacklog = false;
+  /** Slots of the commands held back by this tick's cork: they are written when it ends. */
+  private corkedSlots: SendSlot[] = [];
   /** The slot of the next command called, set by sending() for the synchronous part of a send. */
   private nextSlot: SendSlot | undefined;
   /** close() waiting for `inFlight` to reach 0. */
@@ -154,26 +165,68 @@ export class LockNode {
   call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
     const slot = this.nextSlot ?? { sentAt: NaN };
     this.nextSlot = undefined;
-    if (this.client.status === 'ready' && this.backlog.length === 0 && this.written.size < IN_FLIGHT_WINDOW) {
+    if (this.client.status === 'ready' && this.backlogHead === this.backlog.length && this.written.size < IN_FLIGHT_WINDOW) {
       return this.track(this.issue(command, slot), slot);
     }
     return this.track(this.later(command, slot), slot);
   }
 
-  /** Connects first if needed (not charged to the command: its slot starts on write), then waits for room in the window. */
-  private async later<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
-    if (this.client.status !== 'ready') await this.connect();
-    if (this.backlog.length === 0 && this.written.size < IN_FLIGHT_WINDOW) return this.issue(command, slot);
+  /**
+   * Holds a command client-side until the connection is up (connect on first use, not
+   * charged to the command: its slot starts when it is written) and the window has room.
+   */
+  private later<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.backlog.push(() => {
-        this.issue(command, slot).then(resolve, reject);
-      });
+      this.backlog.push({ write: () => void this.issue(command, slot).then(resolve, reject), fail: reject });
+      this.pump();
     });
   }
 
+  /** Writes waiting commands while the window has room; connects first (once for all of them) when needed. */
+  private pump(): void {
+    if (this.client.status !== 'ready') {
+      if (this.connectingBacklog) return;
+      this.connectingBacklog = true;
+      // After the connect attempt, write even if not ready (a client passed in that is
+      // reconnecting): the client then fails them at once, as without a backlog.
+      this.connect().then(
+        () => {
+          this.connectingBacklog = false;
+          this.drain();
+        },
+        (err: unknown) => {
+          this.connectingBacklog = false;
+          const failed = this.backlog.slice(this.backlogHead);
+          this.backlog = [];
+          this.backlogHead = 0;
+          for (const waiting of failed) waiting.fail(err);
+        },
+      );
+      return;
+    }
+    this.drain();
+  }
+
+  private drain(): void {
+    while (this.backlogHead < this.backlog.length && this.written.size < IN_FLIGHT_WINDOW) {
+      const waiting = this.backlog[this.backlogHead]!;
+      this.backlog[this.backlogHead++] = undefined as unknown as Waiting;
+      waiting.write();
+    }
+    // Drop the written prefix now and then (shift() would copy a long backlog every time).
+    if (this.backlogHead === this.backlog.length) {
+      this.backlog = [];
+      this.backlogHead = 0;
+    } else if (this.backlogHead > 1024 && this.backlogHead * 2 > this.backlog.length) {
+      this.backlog = this.backlog.slice(this.backlogHead);
+      this.backlogHead = 0;
+    }
+  }
+
   private issue<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
-    this.corkForTick();
-    slot.sentAt = performance.now();
+    // Held back by the cork, it is written when the tick ends: its clock starts then.
+    if (this.corkForTick()) this.corkedSlots.push(slot);
+    else slot.sentAt = performance.now();
     this.written.add(slot);
     try {
       return command(this.client);
@@ -199,9 +252,7 @@ export class LockNode {
 
   private settled(slot: SendSlot): void {
     // Room in the window: write the oldest waiting commands (each adds itself to `written`).
-    if (this.written.delete(slot)) {
-      while (this.backlog.length > 0 && this.written.size < IN_FLIGHT_WINDOW) this.backlog.shift()!();
-    }
+    if (this.written.delete(slot) && this.backlogHead < this.backlog.length) this.pump();
     if (--this.inFlight === 0) this.onDrained?.();
   }
 
@@ -234,21 +285,27 @@ export class LockNode {
   }
 
   /**
-   * Holds this tick's writes to the node back until the tick ends, so commands issued
+   * Holds this tick's writes to the node back until the tick ends (true while it does), so commands issued
    * together (concurrent callers, a round's release) leave in one write. This replaces
    * ioredis' auto-pipelining, which waits for setImmediate and lets one pipeline per
    * connection be in flight: on a busy event loop that cost a single caller ~40% latency.
    */
-  private corkForTick(): void {
-    if (this.corked) return;
+  private corkForTick(): boolean {
+    if (this.corked) return true;
     const stream = (this.client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
-    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return;
+    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return false;
     this.corked = true;
     stream.cork();
     process.nextTick(() => {
       this.corked = false;
       stream.uncork!();
+      // Written now: a tick with thousands of commands can take long (not the node's time).
+      const sentAt = performance.now();
+      const slots = this.corkedSlots;
+      this.corkedSlots = [];
+      for (const slot of slots) slot.sentAt = sentAt;
     });
+    return true;
   }
 
   private async settleInFlight(boundMs: number): Promise<void> {
