@@ -74,7 +74,7 @@ export class LockNode {
   /** Commands written and not yet answered, oldest first (a Set keeps insertion order). */
   private readonly written = new Set<SendSlot>();
   /** Commands waiting for the connection or for room in the in-flight window, oldest first from `backlogHead`. */
-  private backlog: Waiting[] = [];
+  private backlog: Array<Waiting | undefined> = [];
   private backlogHead = 0;
   /** A connect started for the backlog and not settled yet. */
   private connectingBacklog = false;
@@ -199,7 +199,7 @@ export class LockNode {
           const failed = this.backlog.slice(this.backlogHead);
           this.backlog = [];
           this.backlogHead = 0;
-          for (const waiting of failed) waiting.fail(err);
+          for (const waiting of failed) waiting?.fail(err);
         },
       );
       return;
@@ -209,9 +209,9 @@ export class LockNode {
 
   private drain(): void {
     while (this.backlogHead < this.backlog.length && this.written.size < IN_FLIGHT_WINDOW) {
-      const waiting = this.backlog[this.backlogHead]!;
-      this.backlog[this.backlogHead++] = undefined as unknown as Waiting;
-      waiting.write();
+      const waiting = this.backlog[this.backlogHead];
+      this.backlog[this.backlogHead++] = undefined;
+      waiting?.write();
     }
     // Drop the written prefix now and then (shift() would copy a long backlog every time).
     if (this.backlogHead === this.backlog.length) {

@@ -5,6 +5,7 @@ import {
   RedlockArgumentError,
   RedlockClosedError,
 } from './errors.js';
+import { classifyRound, type AttemptFailure } from './attempt-failure.js';
 import { settleTokens } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
@@ -23,7 +24,7 @@ import {
   type UsingOptions,
 } from './options.js';
 import { toClient, type RedisNodeInput } from './redis-client.js';
-import { runRound, type RoundResult } from './round.js';
+import { runRound } from './round.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseRaiseReply, raiseFenceOnNode } from './scripts/fence-raise.js';
@@ -32,11 +33,6 @@ import { ReleaseNotifier } from './release-notifier.js';
 import { jittered } from './wait.js';
 import { runWithLock } from './watchdog.js';
 import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
-
-/** Why one attempt failed. */
-type AttemptFailure =
-  | { kind: 'held'; nodes: NodeOutcome[]; retryAfterMs: number | undefined }
-  | { kind: 'unavailable'; nodes: NodeOutcome[]; reason?: string; transient?: boolean };
 
 /** 128 bits from the CSPRNG, URL-safe. */
 function newOwnerToken(): string {
@@ -183,12 +179,10 @@ export class Redlock extends RedlockTelemetry {
         probe?.acquired(attempt, result.acquireNodes);
         return result;
       }
-      // The last attempt ran at the deadline (the wait before it is clipped to it); a timer
-      // may fire a fraction of a ms early, which is not worth another attempt.
+      // The last attempt ran at the deadline (< 1 ms left: a timer fired a hair early). Nodes
+      // that may only be slow are retried like a held lock; refused connections fail at once.
       const left = deadline - performance.now();
       const spent = attempt > maxRetries || left < 1;
-      // Nodes that may only be slow (timed out, or answered too late) are retried like a
-      // held lock while the budget lasts; refused or closed connections fail at once.
       if (result.kind === 'unavailable' && (!result.transient || spent)) {
         throw new QuorumUnavailableError({
           resources,
@@ -202,8 +196,7 @@ export class Redlock extends RedlockTelemetry {
       if (spent || retry === false) {
         throw new LockNotAcquiredError({ resources, attempts: attempt, nodes: result.nodes, retryAfterMs });
       }
-      // A deadline, not a budget of whole delays: wait out what is left of it (a release
-      // notice may still come), then make a last attempt at it.
+      // A deadline, not a budget of whole delays: wait out what is left (a notice may come).
       const wait = jittered(retry.delayMs, retry.jitterMs);
       probe?.wait(attempt, Math.min(wait, left), result.nodes, retryAfterMs);
       await this.waitForRetry(keys, wait, signal, left);
@@ -344,10 +337,8 @@ export class Redlock extends RedlockTelemetry {
 
   /**
    * Waits before the next attempt: until a release of one of `keys` is published on any
-   * node, or the fallback poll fires (`ms`, the jittered retry delay, at the head of this
-   * process's queue for the key; longer behind it), and never longer than `maxMs` (what
-   * is left until the caller's deadline). `keys` is the same array across one
-   * acquisition's retries (the notifier relies on it).
+   * node, or the fallback poll fires (`ms` at the head of the queue, longer behind it),
+   * at most `maxMs`. `keys` is the same array across retries (the notifier relies on it).
    */
   protected async waitForRetry(keys: readonly string[], ms: number, signal: AbortSignal | undefined, maxMs = Infinity): Promise<void> {
     await this.releaseNotices.wait(keys, ms, signal, maxMs);
@@ -395,7 +386,7 @@ export class Redlock extends RedlockTelemetry {
     let failure: AttemptFailure | undefined;
     let fencingTokens: Map<string, bigint> | undefined;
     if (round.ok < this.quorum) {
-      failure = this.classify(round);
+      failure = classifyRound(round, this.quorum);
     } else if (fenceKeys) {
       const settled = settleTokens(round.values, resources.length);
       if (settled.upToDate < this.quorum) {
@@ -420,8 +411,7 @@ export class Redlock extends RedlockTelemetry {
       }
       fencingTokens = new Map(resources.map((r, i) => [r, settled.tokens[i]!]));
     }
-    // From when the acquire was first written to a node: a connect on first use, or our own
-    // queue to the nodes, is not part of the lock's time (no key was set before it).
+    // From the first write of the acquire: no key was set during a connect or in our own queue.
     const expiresAtMono = (round.sentAt ?? start) + ttlMs - this.drift(ttlMs);
     if (!failure && expiresAtMono <= performance.now()) {
       failure = {
@@ -438,30 +428,6 @@ export class Redlock extends RedlockTelemetry {
     const lock = new Lock({ resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) }, this.ops);
     this.active.add(lock);
     return lock;
-  }
-
-  /**
-   * Contention when the nodes that failed alone do not rule out a quorum; otherwise
-   * unavailable, and transient (worth retrying) unless errors alone rule out a quorum: a
-   * timeout may be a busy machine, a refused or closed connection is a node down.
-   */
-  private classify(round: RoundResult<unknown>): AttemptFailure {
-    const n = this.nodes.length;
-    let failed = 0;
-    let errors = 0;
-    const heldTtls: number[] = [];
-    for (const o of round.outcomes) {
-      if (o.status === 'error' || o.status === 'timeout') failed++;
-      if (o.status === 'error') errors++;
-      if (o.status === 'held' && o.ttlMs !== undefined) heldTtls.push(o.ttlMs);
-    }
-    if (failed > n - this.quorum) return { kind: 'unavailable', nodes: round.outcomes, transient: errors <= n - this.quorum };
-    // The resource is free again once a majority is free: the nodes we just won, plus the
-    // held ones in order of expiry. A stale key on one node does not stretch the estimate.
-    heldTtls.sort((a, b) => a - b);
-    const stillNeeded = this.quorum - round.ok;
-    const retryAfterMs = stillNeeded >= 1 && stillNeeded <= heldTtls.length ? heldTtls[stillNeeded - 1] : undefined;
-    return { kind: 'held', nodes: round.outcomes, retryAfterMs };
   }
 
   /**
