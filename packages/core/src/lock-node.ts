@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CommandBacklog } from './command-backlog.js';
 import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
 
 /** A Lua script and its SHA1, sent with EVALSHA and re-sent with EVAL on NOSCRIPT. */
@@ -45,12 +46,6 @@ export interface SendSlot {
  */
 const IN_FLIGHT_WINDOW = 128;
 
-/** A command waiting client-side: write it, or fail it (its connect failed). */
-interface Waiting {
-  readonly write: () => void;
-  readonly fail: (err: unknown) => void;
-}
-
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -73,9 +68,8 @@ export class LockNode {
   private inFlight = 0;
   /** Commands written and not yet answered, oldest first (a Set keeps insertion order). */
   private readonly written = new Set<SendSlot>();
-  /** Commands waiting for the connection or for room in the in-flight window, oldest first from `backlogHead`. */
-  private backlog: Array<Waiting | undefined> = [];
-  private backlogHead = 0;
+  /** Commands waiting for the connection or for room in the in-flight window, oldest first. */
+  private readonly backlog = new CommandBacklog();
   /** A connect started for the backlog and not settled yet. */
   private connectingBacklog = false;
   /** Slots of the commands held back by this tick's cork: they are written when it ends. */
@@ -165,7 +159,7 @@ export class LockNode {
   call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
     const slot = this.nextSlot ?? { sentAt: NaN };
     this.nextSlot = undefined;
-    if (this.client.status === 'ready' && this.backlogHead === this.backlog.length && this.written.size < IN_FLIGHT_WINDOW) {
+    if (this.client.status === 'ready' && this.backlog.empty && this.written.size < IN_FLIGHT_WINDOW) {
       return this.track(this.issue(command, slot), slot);
     }
     return this.track(this.later(command, slot), slot);
@@ -196,10 +190,7 @@ export class LockNode {
         },
         (err: unknown) => {
           this.connectingBacklog = false;
-          const failed = this.backlog.slice(this.backlogHead);
-          this.backlog = [];
-          this.backlogHead = 0;
-          for (const waiting of failed) waiting?.fail(err);
+          this.backlog.failAll(err);
         },
       );
       return;
@@ -208,19 +199,7 @@ export class LockNode {
   }
 
   private drain(): void {
-    while (this.backlogHead < this.backlog.length && this.written.size < IN_FLIGHT_WINDOW) {
-      const waiting = this.backlog[this.backlogHead];
-      this.backlog[this.backlogHead++] = undefined;
-      waiting?.write();
-    }
-    // Drop the written prefix now and then (shift() would copy a long backlog every time).
-    if (this.backlogHead === this.backlog.length) {
-      this.backlog = [];
-      this.backlogHead = 0;
-    } else if (this.backlogHead > 1024 && this.backlogHead * 2 > this.backlog.length) {
-      this.backlog = this.backlog.slice(this.backlogHead);
-      this.backlogHead = 0;
-    }
+    this.backlog.writeWhile(() => this.written.size < IN_FLIGHT_WINDOW);
   }
 
   private issue<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
@@ -252,7 +231,7 @@ export class LockNode {
 
   private settled(slot: SendSlot): void {
     // Room in the window: write the oldest waiting commands (each adds itself to `written`).
-    if (this.written.delete(slot) && this.backlogHead < this.backlog.length) this.pump();
+    if (this.written.delete(slot) && !this.backlog.empty) this.pump();
     if (--this.inFlight === 0) this.onDrained?.();
   }
 
