@@ -114,7 +114,8 @@ describe('node faults (5 nodes)', () => {
     const callsBefore = await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)));
     for (const i of [0, 1, 2]) fx.cluster.server(i).pause();
 
-    const err = await rejection(redlock.acquire(resource, 30_000));
+    // retry: false: a timeout may be a busy machine, so it is otherwise retried (next test).
+    const err = await rejection(redlock.acquire(resource, 30_000, { retry: false }));
     expect(err).toBeInstanceOf(QuorumUnavailableError);
     expect(err.attempts).toBe(1);
     expect(statuses(err.nodes).slice(0, 3)).toEqual(['timeout', 'timeout', 'timeout']);
@@ -125,5 +126,30 @@ describe('node faults (5 nodes)', () => {
       await until(async () => (await fx.lockCommands(i)) >= callsBefore[i]! + 2, `node ${i} ran the SET and the release`);
     }
     await until(async () => (await fx.values(resource)).every((v) => v === null), 'no copy of the key is left');
+  });
+
+  it('retries timed-out nodes while the retries last (a timeout may be a busy machine), then gives QuorumUnavailableError', async () => {
+    const redlock = fx.redlock({ nodeTimeoutMs: 100 });
+    await redlock.connect();
+    for (const i of [0, 1, 2]) fx.cluster.server(i).pause();
+    const err = await rejection(redlock.acquire(uniqueResource('paused-retried'), 30_000, { retry: { retries: 2, delayMs: 10, jitterMs: 0 } }));
+    expect(err).toBeInstanceOf(QuorumUnavailableError);
+    expect(err.attempts).toBe(3);
+    expect(statuses(err.nodes).slice(0, 3)).toEqual(['timeout', 'timeout', 'timeout']);
+  });
+
+  it('gets the lock when a paused majority resumes within the wait budget', async () => {
+    const redlock = fx.redlock({ nodeTimeoutMs: 100 });
+    await redlock.connect();
+    const resource = uniqueResource('paused-resumed');
+    const callsBefore = await fx.lockCommands(0);
+    for (const i of [0, 1, 2]) fx.cluster.server(i).pause();
+    const acquiring = redlock.acquire(resource, 30_000, { timeoutMs: 30_000 });
+    // Resume once the first attempt's SET reached (was written to) a paused node.
+    await until(async () => (await fx.lockCommands(3)) > 0, 'the first attempt ran');
+    for (const i of [0, 1, 2]) fx.cluster.server(i).resume();
+    const lock = await acquiring;
+    expect(await fx.lockCommands(0)).toBeGreaterThan(callsBefore);
+    await lock.release();
   });
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CommandBacklog } from './command-backlog.js';
 import { NodeConnectionState } from './node-state.js';
 import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
 
@@ -29,6 +30,23 @@ export function guardSocketErrors(client: object): void {
   stream.on('error', () => undefined);
 }
 
+/**
+ * A command of a round: when it was written to its node (monotonic ms), NaN until then.
+ * The round's clock for the node starts there, not when the round began.
+ */
+export interface SendSlot {
+  sentAt: number;
+}
+
+/**
+ * Commands written to one node and not answered yet, at most this many; the others wait
+ * client-side, unwritten. A burst of acquisitions in one tick then does not put
+ * thousands of replies between a command and the reading of its own reply (time that is
+ * ours, not the node's). 128 keeps a local node's pipeline full: a reply takes
+ * microseconds to read, the round trip tens of them.
+ */
+const IN_FLIGHT_WINDOW = 128;
+
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -47,8 +65,18 @@ export class LockNode {
   private corked = false;
   /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established. */
   private readonly sentInFull = new Set<string>();
-  /** Commands sent and not yet answered, so close() can let them land before QUIT. */
+  /** Commands called and not yet settled (written or not), so close() can let them land before QUIT. */
   private inFlight = 0;
+  /** Commands written and not yet answered, oldest first (a Set keeps insertion order). */
+  private readonly written = new Set<SendSlot>();
+  /** Commands waiting for the connection or for room in the in-flight window, oldest first. */
+  private readonly backlog = new CommandBacklog();
+  /** A connect started for the backlog and not settled yet. */
+  private connectingBacklog = false;
+  /** Slots of the commands held back by this tick's cork: they are written when it ends. */
+  private corkedSlots: SendSlot[] = [];
+  /** The slot of the next command called, set by sending() for the synchronous part of a send. */
+  private nextSlot: SendSlot | undefined;
   /** close() waiting for `inFlight` to reach 0. */
   private onDrained: (() => void) | undefined;
   /** Called once on the next 'ready' (see onNextReady). */
@@ -100,35 +128,109 @@ export class LockNode {
   }
 
   /**
-   * Sends a command (scripts go through here too): connect on first use, this tick's
-   * batching, and close() letting it land first.
+   * Runs `send`, whose first command (issued synchronously within it) records in `slot`
+   * when it is written. Only that one: a follow-up command (a PTTL after a refused SET)
+   * answers the same round.
    */
-  call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
-    if (this.client.status !== 'ready') return this.track(this.connect().then(() => this.issue(command)));
-    return this.track(this.issue(command));
+  sending<T>(slot: SendSlot, send: () => Promise<T>): Promise<T> {
+    this.nextSlot = slot;
+    try {
+      return send();
+    } finally {
+      this.nextSlot = undefined;
+    }
   }
 
-  private issue<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
-    this.corkForTick();
-    return command(this.client);
+  /**
+   * Since when the oldest command written to this node waits for its answer (monotonic
+   * ms), NaN when none does. Redis answers one connection's commands in order: an old
+   * unanswered command means the node (or the network) stopped, not that we are busy.
+   */
+  unansweredSince(): number {
+    for (const slot of this.written) return slot.sentAt;
+    return NaN;
+  }
+
+  /**
+   * Sends a command (scripts go through here too): connect on first use, this tick's
+   * batching, the in-flight window, and close() letting it land first.
+   */
+  call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
+    const slot = this.nextSlot ?? { sentAt: NaN };
+    this.nextSlot = undefined;
+    if (this.client.status === 'ready' && this.backlog.empty && this.written.size < IN_FLIGHT_WINDOW) {
+      return this.track(this.issue(command, slot), slot);
+    }
+    return this.track(this.later(command, slot), slot);
+  }
+
+  /**
+   * Holds a command client-side until the connection is up (connect on first use, not
+   * charged to the command: its slot starts when it is written) and the window has room.
+   */
+  private later<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.backlog.push({ write: () => void this.issue(command, slot).then(resolve, reject), fail: reject });
+      this.pump();
+    });
+  }
+
+  /** Writes waiting commands while the window has room; connects first (once for all of them) when needed. */
+  private pump(): void {
+    if (this.client.status !== 'ready') {
+      if (this.connectingBacklog) return;
+      this.connectingBacklog = true;
+      // After the connect attempt, write even if not ready (a client passed in that is
+      // reconnecting): the client then fails them at once, as without a backlog.
+      this.connect().then(
+        () => {
+          this.connectingBacklog = false;
+          this.drain();
+        },
+        (err: unknown) => {
+          this.connectingBacklog = false;
+          this.backlog.failAll(err);
+        },
+      );
+      return;
+    }
+    this.drain();
+  }
+
+  private drain(): void {
+    this.backlog.writeWhile(() => this.written.size < IN_FLIGHT_WINDOW);
+  }
+
+  private issue<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
+    // Held back by the cork, it is written when the tick ends: its clock starts then.
+    if (this.corkForTick()) this.corkedSlots.push(slot);
+    else slot.sentAt = performance.now();
+    this.written.add(slot);
+    try {
+      return command(this.client);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** Counts the command until it settles (one derived promise: this is on every lock operation's path). */
-  private track<T>(sent: Promise<T>): Promise<T> {
+  private track<T>(sent: Promise<T>, slot: SendSlot): Promise<T> {
     this.inFlight++;
     return sent.then(
       (reply) => {
-        this.settled();
+        this.settled(slot);
         return reply;
       },
       (err: unknown) => {
-        this.settled();
+        this.settled(slot);
         throw this.explain(err);
       },
     );
   }
 
-  private settled(): void {
+  private settled(slot: SendSlot): void {
+    // Room in the window: write the oldest waiting commands (each adds itself to `written`).
+    if (this.written.delete(slot) && !this.backlog.empty) this.pump();
     if (--this.inFlight === 0) this.onDrained?.();
   }
 
@@ -158,21 +260,27 @@ export class LockNode {
   }
 
   /**
-   * Holds this tick's writes to the node back until the tick ends, so commands issued
+   * Holds this tick's writes to the node back until the tick ends (true while it does), so commands issued
    * together (concurrent callers, a round's release) leave in one write. This replaces
    * ioredis' auto-pipelining, which waits for setImmediate and lets one pipeline per
    * connection be in flight: on a busy event loop that cost a single caller ~40% latency.
    */
-  private corkForTick(): void {
-    if (this.corked) return;
+  private corkForTick(): boolean {
+    if (this.corked) return true;
     const stream = (this.client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
-    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return;
+    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return false;
     this.corked = true;
     stream.cork();
     process.nextTick(() => {
       this.corked = false;
       stream.uncork!();
+      // Written now: a tick with thousands of commands can take long (not the node's time).
+      const sentAt = performance.now();
+      const slots = this.corkedSlots;
+      this.corkedSlots = [];
+      for (const slot of slots) slot.sentAt = sentAt;
     });
+    return true;
   }
 
   private async settleInFlight(boundMs: number): Promise<void> {

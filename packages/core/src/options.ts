@@ -19,7 +19,11 @@ export interface AcquireOptions {
   readonly retry?: RetryOptions | false;
   /** Aborts the wait (not a held lock). The acquisition rejects with the signal's reason. */
   readonly signal?: AbortSignal;
-  /** Give up waiting after this many ms (overall, across retries). */
+  /**
+   * A deadline in ms (overall, across retries): the acquisition keeps waiting until then
+   * (woken by a release notice, or by the fallback poll, which never fires after it) and
+   * makes a last attempt at the deadline before giving up.
+   */
   readonly timeoutMs?: number;
   /** Obtain a fencing token (`lock.fencingToken`). Costs at most one extra round trip. */
   readonly fencing?: boolean;
@@ -49,7 +53,9 @@ export interface RedlockOptions {
   /**
    * The longest a single node may take to answer a lock command before it counts as
    * "timed out" (and, for acquire, as "maybe held", so it is released). The effective
-   * timeout is also capped at a third of the TTL. Default 500.
+   * timeout is also capped at a third of the TTL. Measured from when the command is
+   * written to the node: the first connect and this process's own backlog do not count.
+   * Default 500.
    */
   readonly nodeTimeoutMs?: number;
   /** Default retry policy of `acquire` and `using`. */

@@ -32,7 +32,10 @@ export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: nodeTimeoutMs,
+    // A backstop only: each lock round times its nodes itself, from when the command was
+    // written and after reading what already arrived. At nodeTimeoutMs, this timer (which
+    // fires before pending replies are read) would beat it on a busy event loop.
+    commandTimeout: Math.max(1_000, nodeTimeoutMs * 2),
     connectTimeout: Math.max(1_000, nodeTimeoutMs * 2),
     // Off: LockNode batches each tick's writes itself (see corkForTick), without the delay.
     enableAutoPipelining: false,

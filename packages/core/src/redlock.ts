@@ -5,6 +5,7 @@ import {
   RedlockArgumentError,
   RedlockClosedError,
 } from './errors.js';
+import { classifyRound, type AttemptFailure } from './attempt-failure.js';
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
@@ -24,7 +25,7 @@ import {
   type UsingOptions,
 } from './options.js';
 import { toClient, type RedisNodeInput } from './redis-client.js';
-import { runRound, type RoundResult } from './round.js';
+import { runRound } from './round.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply, releaseOnNode } from './scripts/release.js';
@@ -32,11 +33,6 @@ import { ReleaseNotifier } from './release-notifier.js';
 import { jittered } from './wait.js';
 import { runWithLock } from './watchdog.js';
 import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
-
-/** Why one attempt failed. */
-type AttemptFailure =
-  | { kind: 'held'; nodes: NodeOutcome[]; retryAfterMs: number | undefined }
-  | { kind: 'unavailable'; nodes: NodeOutcome[]; reason?: string };
 
 /** 128 bits from the CSPRNG, URL-safe. */
 function newOwnerToken(): string {
@@ -128,7 +124,8 @@ export class Redlock extends RedlockTelemetry {
    * jitter while it is held by someone else.
    *
    * @throws {LockNotAcquiredError} still held by someone else after the retries / `timeoutMs`.
-   * @throws {QuorumUnavailableError} a majority of nodes failed or timed out (not retried).
+   * @throws {QuorumUnavailableError} a majority of nodes refused or dropped the connection
+   *   (at once), or timed out (retried like a held lock while the retries / `timeoutMs` last).
    * @example
    * ```ts
    * const lock = await redlock.acquire('order:42', 10_000, { timeoutMs: 2_000 });
@@ -186,7 +183,11 @@ export class Redlock extends RedlockTelemetry {
         probe?.acquired(attempt, result.acquireNodes);
         return result;
       }
-      if (result.kind === 'unavailable') {
+      // The last attempt ran at the deadline (< 1 ms left: a timer fired a hair early). Nodes
+      // that may only be slow are retried like a held lock; refused connections fail at once.
+      const left = deadline - performance.now();
+      const spent = attempt > maxRetries || left < 1;
+      if (result.kind === 'unavailable' && (!result.transient || spent)) {
         throw new QuorumUnavailableError({
           resources,
           attempts: attempt,
@@ -195,18 +196,20 @@ export class Redlock extends RedlockTelemetry {
           ...(result.reason ? { reason: result.reason } : {}),
         });
       }
-      const wait = retry === false ? 0 : jittered(retry.delayMs, retry.jitterMs);
-      if (attempt > maxRetries || performance.now() + wait >= deadline) {
+      const retryAfterMs = result.kind === 'held' ? result.retryAfterMs : undefined;
+      if (spent || retry === false) {
         throw new LockNotAcquiredError({
           resources,
           attempts: attempt,
           nodes: result.nodes,
-          retryAfterMs: result.retryAfterMs,
+          retryAfterMs,
           waitedMs: performance.now() - started,
         });
       }
-      probe?.wait(attempt, wait, result.nodes, result.retryAfterMs);
-      await this.waitForRetry(keys, wait, signal);
+      // A deadline, not a budget of whole delays: wait out what is left (a notice may come).
+      const wait = jittered(retry.delayMs, retry.jitterMs);
+      probe?.wait(attempt, Math.min(wait, left), result.nodes, retryAfterMs);
+      await this.waitForRetry(keys, wait, signal, left);
       probe?.resumed();
     }
   }
@@ -344,11 +347,11 @@ export class Redlock extends RedlockTelemetry {
 
   /**
    * Waits before the next attempt: until a release of one of `keys` is published on any
-   * node, or `ms` (the jittered retry delay, a fallback against lost notices) pass.
-   * `keys` is the same array across one acquisition's retries (the notifier relies on it).
+   * node, or the fallback poll fires (`ms` at the head of the queue, longer behind it),
+   * at most `maxMs`. `keys` is the same array across retries (the notifier relies on it).
    */
-  protected async waitForRetry(keys: readonly string[], ms: number, signal: AbortSignal | undefined): Promise<void> {
-    await this.releaseNotices.wait(keys, ms, signal);
+  protected async waitForRetry(keys: readonly string[], ms: number, signal: AbortSignal | undefined, maxMs = Infinity): Promise<void> {
+    await this.releaseNotices.wait(keys, ms, signal, maxMs);
   }
 
   private assertOpen(): void {
@@ -398,18 +401,20 @@ export class Redlock extends RedlockTelemetry {
     let failure: AttemptFailure | undefined;
     let fencingTokens: ReadonlyMap<string, bigint> | undefined;
     if (round.ok < this.quorum) {
-      failure = this.classify(round);
+      failure = classifyRound(round, this.quorum);
     } else if (fenceKeys && catchUp) {
       const fenced = await settleFencing(this.fencingContext(timeoutMs), round, resources, fenceKeys, catchUp);
       if (fenced.ok) fencingTokens = fenced.tokens;
       else failure = { kind: 'unavailable', nodes: fenced.nodes, reason: fenced.reason };
     }
-    const expiresAtMono = start + ttlMs - this.drift(ttlMs);
+    // From the first write of the acquire: no key was set during a connect or in our own queue.
+    const expiresAtMono = (round.sentAt ?? start) + ttlMs - this.drift(ttlMs);
     if (!failure && expiresAtMono <= performance.now()) {
       failure = {
         kind: 'unavailable',
         nodes: round.outcomes,
         reason: `a quorum answered, but only after the lock's validity (${ttlMs} ms minus drift) had run out`,
+        transient: true,
       };
     }
     if (failure) {
@@ -419,24 +424,6 @@ export class Redlock extends RedlockTelemetry {
     const lock = new Lock({ resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) }, this.ops);
     this.active.add(lock);
     return lock;
-  }
-
-  /** Contention when the nodes that failed alone do not rule out a quorum; otherwise unavailable. */
-  private classify(round: RoundResult<unknown>): AttemptFailure {
-    const n = this.nodes.length;
-    let failed = 0;
-    const heldTtls: number[] = [];
-    for (const o of round.outcomes) {
-      if (o.status === 'error' || o.status === 'timeout') failed++;
-      if (o.status === 'held' && o.ttlMs !== undefined) heldTtls.push(o.ttlMs);
-    }
-    if (failed > n - this.quorum) return { kind: 'unavailable', nodes: round.outcomes };
-    // The resource is free again once a majority is free: the nodes we just won, plus the
-    // held ones in order of expiry. A stale key on one node does not stretch the estimate.
-    heldTtls.sort((a, b) => a - b);
-    const stillNeeded = this.quorum - round.ok;
-    const retryAfterMs = stillNeeded >= 1 && stillNeeded <= heldTtls.length ? heldTtls[stillNeeded - 1] : undefined;
-    return { kind: 'held', nodes: round.outcomes, retryAfterMs };
   }
 
   /**

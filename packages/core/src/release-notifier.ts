@@ -1,5 +1,6 @@
 import type { RedisClientLike } from './redis-client.js';
 import { NodeSubscriber } from './node-subscriber.js';
+import { onAbort } from './wait.js';
 
 /** How a wait ended (for diagnostics and tests). */
 export type WakeReason = 'notice' | 'poll' | 'armed' | 'pending' | 'closed' | 'aborted';
@@ -30,6 +31,13 @@ interface Entry {
   readonly ticket: number;
   readonly channels: Channel[];
   resolve: (reason: WakeReason) => void;
+  /** Its fallback poll delay while at the head of a queue. */
+  readonly pollMs: number;
+  /** The caller's deadline (monotonic ms): its poll never fires later than this. */
+  readonly notAfter: number;
+  /** When its poll timer fires. */
+  pollAt: number;
+  timer: NodeJS.Timeout | undefined;
 }
 
 /** What survives between the waits of one acquisition (keyed by its `keys` array). */
@@ -72,6 +80,20 @@ interface Channel {
  */
 const SAME_RELEASE_MS = 50;
 
+/** The longest delay a Node.js timer can wait. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A waiter's fallback poll grows with its place in the queue: `pollMs × (1 + place)`.
+ * The head polls at the caller's rate; the others are covered by release notices (each
+ * wakes the head) and only poll as a slow safety net, so a storm of N waiters on one key
+ * costs about `ln N` polls per poll delay, not N. The next waiter takes over the full
+ * rate the moment it becomes the head.
+ */
+function pollDelay(pollMs: number, place: number): number {
+  return pollMs * (1 + place);
+}
+
 /**
  * Wakes lock waiters when a holder releases, instead of polling.
  *
@@ -85,7 +107,8 @@ const SAME_RELEASE_MS = 50;
  *   the attempt that just failed (the attempt is then repeated under the subscription),
  *   and a notice that arrived while nobody waited is kept for the next waiter.
  * - The jittered poll delay still ends every wait, against lost messages, an expired
- *   (never released) lock, or nodes whose subscriber is down.
+ *   (never released) lock, or nodes whose subscriber is down. Only the head of a queue
+ *   polls at that rate (see {@link pollDelay}); no poll fires after the caller's deadline.
  */
 export class ReleaseNotifier {
   readonly stats: NotifierStats = { notice: 0, poll: 0, armed: 0, pending: 0, closed: 0, aborted: 0 };
@@ -139,11 +162,12 @@ export class ReleaseNotifier {
   }
 
   /**
-   * Waits until a release of one of `keys` is noticed, or `ms` pass, or `signal` aborts.
+   * Waits until a release of one of `keys` is noticed, or the fallback poll (`ms` at the
+   * head of the queue, longer behind it) fires, or `maxMs` pass, or `signal` aborts.
    * `keys` must be the same array across one acquisition's retries: its identity keeps
    * the waiter's place in the queue and tells when its last attempt started.
    */
-  wait(keys: readonly string[], ms: number, signal: AbortSignal | undefined): Promise<WakeReason> {
+  wait(keys: readonly string[], ms: number, signal: AbortSignal | undefined, maxMs = Infinity): Promise<WakeReason> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.closed) return Promise.resolve('closed');
     const now = performance.now();
@@ -174,29 +198,36 @@ export class ReleaseNotifier {
     return new Promise<WakeReason>((resolve, reject) => {
       const waiterState = state;
       let settled = false;
-      const onAbort = (): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        this.dequeue(entry);
-        this.finish(waiterState, channels, 'aborted');
-        reject(signal!.reason);
-      };
+      // One listener per signal, however many waits share it.
+      const stopAbort = signal
+        ? onAbort(signal, () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(entry.timer);
+            this.dequeue(entry);
+            this.finish(waiterState, channels, 'aborted');
+            reject(signal.reason);
+          })
+        : undefined;
       const entry: Entry = {
         ticket: waiterState.ticket,
         channels,
         resolve: (reason) => {
           if (settled) return;
           settled = true;
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
+          clearTimeout(entry.timer);
+          stopAbort?.();
           this.dequeue(entry);
           resolve(this.finish(waiterState, channels, reason));
         },
+        pollMs: ms,
+        notAfter: now + maxMs,
+        pollAt: Infinity,
+        timer: undefined,
       };
-      const timer = setTimeout(() => entry.resolve('poll'), ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      for (const c of channels) this.enqueue(c, entry);
+      let place = Infinity;
+      for (const c of channels) place = Math.min(place, this.enqueue(c, entry));
+      this.schedulePoll(entry, pollDelay(ms, place), now);
       // Not armed before the failed attempt: a release may have slipped in between.
       // Return as soon as the subscription is confirmed, to repeat the attempt under it.
       if (!armedBefore && channels.every((c) => c.armedAt !== Infinity)) entry.resolve('armed');
@@ -266,19 +297,37 @@ export class ReleaseNotifier {
     return reason;
   }
 
-  /** Oldest acquisition first; a waiter that lost a race keeps its old ticket, so it stays in front. */
-  private enqueue(c: Channel, entry: Entry): void {
+  /**
+   * Oldest acquisition first; a waiter that lost a race keeps its old ticket, so it stays
+   * in front. Returns its place (0 = head).
+   */
+  private enqueue(c: Channel, entry: Entry): number {
     const q = c.queue;
     let i = q.length;
     while (i > 0 && q[i - 1]!.ticket > entry.ticket) i--;
     q.splice(i, 0, entry);
+    return i;
   }
 
   private dequeue(entry: Entry): void {
     for (const c of entry.channels) {
       const i = c.queue.indexOf(entry);
-      if (i >= 0) c.queue.splice(i, 1);
+      if (i < 0) continue;
+      c.queue.splice(i, 1);
+      // The new head takes over the full poll rate (and so the queue's safety net).
+      const head = c.queue[0];
+      if (i === 0 && head) this.schedulePoll(head, head.pollMs, performance.now());
     }
+  }
+
+  /** (Re)arms `entry`'s poll to fire after `ms`, never after its deadline, and only ever sooner. */
+  private schedulePoll(entry: Entry, ms: number, now: number): void {
+    const at = Math.min(now + ms, entry.notAfter);
+    if (at >= entry.pollAt) return;
+    clearTimeout(entry.timer);
+    entry.pollAt = at;
+    // Capped at Node's longest timer (a longer one would fire at once, with a warning).
+    entry.timer = setTimeout(() => entry.resolve('poll'), Math.min(Math.max(0, at - now), MAX_TIMER_MS));
   }
 
   private onMessage(node: number, name: string): void {

@@ -1,4 +1,4 @@
-import type { LockNode } from './lock-node.js';
+import type { LockNode, SendSlot } from './lock-node.js';
 import type { NodeOutcome, NodeStatus } from './node-outcome.js';
 import { describeNodeError } from './node-state.js';
 
@@ -17,12 +17,14 @@ export interface RoundResult<T> {
   readonly values: Array<T | undefined>;
   /** How many nodes answered `ok`. */
   readonly ok: number;
+  /** When the first of the round's commands was written to its node (monotonic ms); undefined if none was. */
+  readonly sentAt: number | undefined;
 }
 
 export interface RoundOptions<T = unknown> {
   /** Nodes that must answer `ok` for success. */
   readonly quorum: number;
-  /** Nodes still unanswered after this many ms count as `timeout`. */
+  /** A node that has not answered this many ms after its command was written counts as `timeout`. */
   readonly timeoutMs: number;
   /** Resolve as soon as success or failure is certain, instead of waiting for every node. */
   readonly early: boolean;
@@ -41,11 +43,22 @@ function errorText(err: unknown): string {
   return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }
 
+/** The client's own command or connect timeout: the node was slow, not refusing. */
+function isTimeout(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return (err as { code?: string }).code === 'ETIMEDOUT' || err.message.includes('Command timed out');
+}
+
 /**
  * Sends one command to every node in parallel. With `early`, resolves the moment a
  * quorum said `ok` or enough nodes failed that a quorum is impossible; the other
  * nodes keep their `pending` status (their commands still run and may still land).
- * One timer per round, not one per node, bounds the wait.
+ *
+ * One timer per round, not one per node, bounds the wait, and it measures the nodes,
+ * not this process: each node's clock starts when its command is written (not while
+ * it waits for the connection, bounded by the connect timeout, or behind our own queue
+ * to the node, unless the node stopped answering), and replies already received are
+ * read before anyone is declared timed out.
  */
 export function runRound<T>(
   nodes: readonly LockNode[],
@@ -56,58 +69,83 @@ export function runRound<T>(
   const n = nodes.length;
   const outcomes: NodeOutcome[] = nodes.map((node) => ({ node: node.label, status: 'pending' }));
   const values: Array<T | undefined> = new Array(n);
+  const slots: SendSlot[] = new Array(n);
   let ok = 0;
   let notOk = 0;
   let settled = 0;
   return new Promise((resolve) => {
     let done = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      resolve({ outcomes, values, ok });
+      let sentAt: number | undefined;
+      for (const slot of slots) if (slot.sentAt >= 0 && !(slot.sentAt >= sentAt!)) sentAt = slot.sentAt;
+      resolve({ outcomes, values, ok, sentAt });
     };
-    const timer = setTimeout(() => {
-      for (let i = 0; i < n; i++) {
-        if (outcomes[i]!.status === 'pending') {
-          outcomes[i] = { node: nodes[i]!.label, status: 'timeout', error: `no answer within ${timeoutMs} ms` };
-        }
-      }
-      finish();
-    }, timeoutMs);
-    timer.unref?.();
-    const record = (i: number, outcome: NodeOutcome): void => {
-      if (done) {
-        late?.(i, outcome, outcome.status === 'ok' ? values[i] : undefined);
+    const record = (i: number, outcome: NodeOutcome, value?: T): void => {
+      if (done || outcomes[i]!.status !== 'pending') {
+        // After the round resolved, or after this node was declared timed out: not counted,
+        // but the caller may still need it (a node that granted late is raised by the fencing catch-up).
+        late?.(i, outcome, outcome.status === 'ok' ? value : undefined);
         return;
       }
+      if (outcome.status === 'ok') values[i] = value;
       outcomes[i] = outcome;
       settled++;
       if (outcome.status === 'ok') ok++;
       else notOk++;
       if (settled >= settle || (early && (ok >= quorum || notOk > n - quorum))) finish();
     };
+    const expire = (): void => {
+      if (done) return;
+      const now = performance.now();
+      let next = Infinity;
+      for (let i = 0; i < n && !done; i++) {
+        if (outcomes[i]!.status !== 'pending') continue;
+        // Written: the node's own time. Not written yet: charged only while the node
+        // leaves an earlier command unanswered (it is paused or stuck, not just busy).
+        const since = slots[i]!.sentAt >= 0 ? slots[i]!.sentAt : nodes[i]!.unansweredSince();
+        const due = since + timeoutMs;
+        if (due <= now) {
+          record(i, { node: nodes[i]!.label, status: 'timeout', error: `no answer within ${timeoutMs} ms` });
+        } else {
+          next = Math.min(next, Number.isNaN(due) ? now + timeoutMs : due);
+        }
+      }
+      if (!done) arm(next - now);
+    };
+    // The timer fires before this turn's I/O is read: check after it (setImmediate runs
+    // after the poll phase), so an answer that already arrived is not a timeout.
+    const arm = (ms: number): void => {
+      timer = setTimeout(() => setImmediate(expire).unref?.(), Math.max(1, ms));
+      timer.unref?.();
+    };
     for (let i = 0; i < n; i++) {
       const node = nodes[i]!;
+      const slot: SendSlot = { sentAt: NaN };
+      slots[i] = slot;
       let reply: Promise<unknown>;
       try {
-        reply = send(node);
+        reply = node.sending(slot, () => send(node));
       } catch (err) {
         reply = Promise.reject(err);
       }
       reply.then(
         (raw) => {
           const parsed = parse(raw);
-          if (parsed.status === 'ok') values[i] = parsed.value;
           record(
             i,
             parsed.ttlMs === undefined
               ? { node: node.label, status: parsed.status }
               : { node: node.label, status: parsed.status, ttlMs: parsed.ttlMs },
+            parsed.value,
           );
         },
-        (err: unknown) => record(i, { node: node.label, status: 'error', error: errorText(err) }),
+        (err: unknown) => record(i, { node: node.label, status: isTimeout(err) ? 'timeout' : 'error', error: errorText(err) }),
       );
     }
+    if (!done) arm(timeoutMs);
   });
 }

@@ -1,0 +1,34 @@
+import type { NodeOutcome } from './node-outcome.js';
+import type { RoundResult } from './round.js';
+
+/**
+ * Why one acquire attempt failed. `transient` unavailability (nodes that may only be slow)
+ * is retried like a held lock while the caller's retries / `timeoutMs` last.
+ */
+export type AttemptFailure =
+  | { kind: 'held'; nodes: NodeOutcome[]; retryAfterMs: number | undefined }
+  | { kind: 'unavailable'; nodes: NodeOutcome[]; reason?: string; transient?: boolean };
+
+/**
+ * Contention when the nodes that failed alone do not rule out a quorum; otherwise
+ * unavailable, and transient unless errors alone rule a quorum out: a timeout may be a
+ * busy machine (ours or the node's), a refused or closed connection is a node down.
+ */
+export function classifyRound(round: RoundResult<unknown>, quorum: number): AttemptFailure {
+  const n = round.outcomes.length;
+  let failed = 0;
+  let errors = 0;
+  const heldTtls: number[] = [];
+  for (const o of round.outcomes) {
+    if (o.status === 'error' || o.status === 'timeout') failed++;
+    if (o.status === 'error') errors++;
+    if (o.status === 'held' && o.ttlMs !== undefined) heldTtls.push(o.ttlMs);
+  }
+  if (failed > n - quorum) return { kind: 'unavailable', nodes: round.outcomes, transient: errors <= n - quorum };
+  // The resource is free again once a majority is free: the nodes we just won, plus the
+  // held ones in order of expiry. A stale key on one node does not stretch the estimate.
+  heldTtls.sort((a, b) => a - b);
+  const stillNeeded = quorum - round.ok;
+  const retryAfterMs = stillNeeded >= 1 && stillNeeded <= heldTtls.length ? heldTtls[stillNeeded - 1] : undefined;
+  return { kind: 'held', nodes: round.outcomes, retryAfterMs };
+}
