@@ -74,7 +74,7 @@ describe('overload is never reported as an outage (5 healthy nodes)', () => {
     expect(tally(errors)).toEqual({});
     expect(locks.length).toBe(10_000);
     await Promise.all(locks.map((lock) => lock.release()));
-  }, 120_000);
+  }, 300_000); // a bound, not a speed claim: the grant of all 10,000 is what is asserted
 
   it('hands one key to 2,000 waiters of one process plus 2 × 50 in other processes, one at a time, with bounded commands per waiter', async () => {
     expect(existsSync(DIST)).toBe(true); // run `npm run build` first
