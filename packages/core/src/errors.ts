@@ -78,6 +78,10 @@ function quorumFix(nodes: readonly NodeOutcome[]): string {
   if (!refused && tls) {
     return `${tls.node} failed the TLS handshake (certificate not verified): give the client the CA (tls: { ca }) or set NODE_EXTRA_CA_CERTS.`;
   }
+  const restarted = nodes.find((n) => n.error?.includes('the restart rule'));
+  if (!refused && restarted) {
+    return `${restarted.node} restarted without durable persistence and sits out until the largest TTL in use has passed (the restart rule, docs/operations.md): wait, or run the nodes with appendonly yes and appendfsync always.`;
+  }
   if (!refused) return 'Check that a majority of the configured nodes are up and reachable.';
   const code = codeOf(refused.error!);
   return code === 'NOPERM'

@@ -28,6 +28,7 @@ import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply, releaseOnNode } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
+import { RestartRule } from './restart-rule.js';
 import { jittered } from './wait.js';
 import { runWithLock } from './watchdog.js';
 import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
@@ -79,6 +80,8 @@ export class Redlock extends RedlockTelemetry {
   private closing: Promise<void> | undefined;
   /** Wakes waiters on release notices; opens no connection until something waits. */
   protected readonly releaseNotices: ReleaseNotifier;
+  /** @internal Keeps restarted nodes out of quorums for the largest TTL in use (see restart-rule.ts). */
+  readonly restarts: RestartRule | undefined;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     super();
@@ -99,6 +102,8 @@ export class Redlock extends RedlockTelemetry {
     }
     this.nodes = created;
     this.quorum = Math.floor(created.length / 2) + 1;
+    const rule = this.options.restartRule;
+    this.restarts = rule ? new RestartRule(created, { keyPrefix: this.options.keyPrefix, maxTtlMs: rule.maxTtlMs, onWarning: this.options.onWarning }) : undefined;
     // Linger past one attempt (acquire round + release of partial holds + fencing round),
     // so a retrying waiter finds its channel still subscribed.
     this.releaseNotices = new ReleaseNotifier(
@@ -317,6 +322,7 @@ export class Redlock extends RedlockTelemetry {
       const held = [...this.active];
       for (const lock of held) lock.lose('released');
       await Promise.all(held.map((lock) => lock.release()));
+      this.restarts?.close();
       await Promise.all([this.releaseNotices.close(), ...this.nodes.map((node) => node.close())]);
     })();
     return this.closing;
@@ -349,6 +355,11 @@ export class Redlock extends RedlockTelemetry {
     return { nodes: this.nodes, quorum: this.quorum, timeoutMs };
   }
 
+  /** A node's grant, unless the restart rule keeps that node out of quorums for now. */
+  private counted(node: LockNode, sent: Promise<unknown>): Promise<unknown> {
+    return this.restarts ? this.restarts.gate(node, sent) : sent;
+  }
+
   private nodeTimeout(ttlMs: number): number {
     return Math.max(1, Math.min(this.options.nodeTimeoutMs, Math.floor(ttlMs / 3)));
   }
@@ -379,9 +390,10 @@ export class Redlock extends RedlockTelemetry {
     const timeoutMs = this.nodeTimeout(ttlMs);
     const sendKeys = fenceKeys ? [...keys, ...fenceKeys] : keys;
     const catchUp = fenceKeys ? new FenceCatchUp(this.nodes, fenceKeys) : undefined;
+    this.restarts?.noteTtl(ttlMs);
     const round = await runRound(
       this.nodes,
-      (node) => acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined),
+      (node) => this.counted(node, acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
       parseAcquireReply,
       { quorum: this.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
     );
@@ -443,9 +455,10 @@ export class Redlock extends RedlockTelemetry {
   private async extendLock(lock: Lock, ttlMs: number): Promise<readonly NodeOutcome[]> {
     this.checkValidity(ttlMs);
     const start = performance.now();
+    this.restarts?.noteTtl(ttlMs);
     const round = await runRound(
       this.nodes,
-      (node) => extendOnNode(node, lock.keys, lock.value, ttlMs),
+      (node) => this.counted(node, extendOnNode(node, lock.keys, lock.value, ttlMs)),
       parseExtendReply,
       { quorum: this.quorum, timeoutMs: this.nodeTimeout(ttlMs), early: true },
     );
