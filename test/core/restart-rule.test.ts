@@ -74,8 +74,11 @@ describe('the restart rule', () => {
     const ttlMs = 3_000;
     // B is a running process too: it has used this TTL and seen every node's run_id.
     await (await b.acquire(uniqueResource('warm-up'), ttlMs)).release();
-    const first = await a.acquire(resource, ttlMs, { fencing: true });
     const admin = cluster.urls.map((url) => new Redis(url));
+    // A history of 1000 tokens: far more than the increments B's refused attempts leave on
+    // the wiped nodes, so a token taken from their counters alone would go backwards.
+    await Promise.all(admin.map((c) => c.set(`redlock:fence:${resource}`, '1000')));
+    const first = await a.acquire(resource, ttlMs, { fencing: true });
     try {
       // The catch-up reaches every node: each holds A's token before the restarts.
       await until(
@@ -93,7 +96,15 @@ describe('the restart rule', () => {
     }
     let after: Lock | null = null;
     if (options.restartRule !== false) {
-      await until(async () => (after = await attempt(b, resource, ttlMs)) !== null, 'B gets the lock once the restart rule lets the nodes count', 15_000);
+      // The two nodes that kept their data answer last: the quorum is the three wiped ones.
+      cluster.server(3).pause();
+      cluster.server(4).pause();
+      try {
+        await until(async () => (after = await attempt(b, resource, ttlMs)) !== null, 'B gets the lock once the restart rule lets the nodes count', 15_000);
+      } finally {
+        cluster.server(3).resume();
+        cluster.server(4).resume();
+      }
     }
     return { first, during, after };
   }
