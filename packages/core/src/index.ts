@@ -42,4 +42,5 @@ export {
 } from './options.js';
 export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 export type { NodeReport } from './independence.js';
+export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './node-check.js';
 export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';

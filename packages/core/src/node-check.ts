@@ -140,7 +140,9 @@ function nodeFindings(facts: NodeFacts, ctx: NodeCheckContext): Finding[] {
     ok('reachable', `Redis ${infoField(facts.info, 'redis_version') ?? '?'}`),
     role(facts.info),
     latency(facts.latencyMs!, ctx.nodeTimeoutMs),
-    clock(facts.clockRate!, facts.clockRateUncertainty!, ctx.driftFactor),
+    facts.clockRate === undefined
+      ? { check: 'clock', level: 'warn', message: `clock rate not measured: ${facts.clockError ?? 'no TIME reply'}`, fix: 'allow TIME to the checking user (+time)' }
+      : clock(facts.clockRate, facts.clockRateUncertainty!, ctx.driftFactor),
     persistence(facts, facts.info),
     eviction(facts.info),
     acl(facts),

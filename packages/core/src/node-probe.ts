@@ -3,11 +3,11 @@
  * persistence settings, and whether the connected user may run what the library sends.
  * Every probe is bounded by a timeout; a node that does not answer is reported, not waited for.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { LockNode } from './lock-node.js';
-import { ACQUIRE_SCRIPT } from './scripts/acquire.js';
-import { EXTEND_SCRIPT } from './scripts/extend.js';
-import { RELEASE_SCRIPT } from './scripts/release.js';
+
+/** SHA1 of `return 1`: EVALSHA answers NOSCRIPT when allowed, NOPERM when not. */
+const CHECK_SCRIPT_SHA = createHash('sha1').update('return 1').digest('hex');
 
 /** ioredis' generic command method, for commands outside `RedisClientLike`. */
 interface CommandClient {
@@ -25,6 +25,8 @@ export interface NodeFacts {
   readonly clockRate?: number;
   /** How far off the rate may be from round-trip noise alone. */
   readonly clockRateUncertainty?: number;
+  /** Why TIME could not be sampled (e.g. not in the user's ACL). */
+  readonly clockError?: string;
   /** `CONFIG GET appendfsync`, when allowed. */
   readonly appendfsync?: string;
   /** `CONFIG GET save`, when allowed. */
@@ -81,44 +83,58 @@ function deniedCommand(err: unknown, fallback: string): string | undefined {
 }
 
 /**
- * Runs what the library runs, on throw-away keys (`<prefix>lock:redlock-check:<random>`,
- * deleted again, with a 10 s TTL should the delete fail), and collects every refusal.
- * SUBSCRIBE cannot be tried on a command connection: it is asked with ACL DRYRUN.
+ * Runs each command the library sends (plain, so a refusal names the command: inside a
+ * script Redis does not say which one it refused) on throw-away keys
+ * (`<prefix>lock:redlock-check:<random>`, deleted again, with a 10 s TTL should the delete
+ * fail), and collects every refusal. SUBSCRIBE cannot be tried on a command connection:
+ * it is asked with ACL DRYRUN when the user may.
  */
 async function probeAcl(node: LockNode, keyPrefix: string): Promise<{ denied: string[]; unknown?: string }> {
   const id = `redlock-check:${randomBytes(6).toString('hex')}`;
   const lockKey = `${keyPrefix}lock:${id}`;
   const fenceKey = `${keyPrefix}fence:${id}`;
-  const token = randomBytes(8).toString('hex');
   const denied = new Set<string>();
-  const attempt = async (what: string, run: () => Promise<unknown>): Promise<void> => {
+  const tries: Array<Array<string | number>> = [
+    ['SET', lockKey, 'check', 'PX', 10_000, 'NX'],
+    ['PTTL', lockKey],
+    ['GET', lockKey],
+    ['PEXPIRE', lockKey, 10_000],
+    ['INCR', fenceKey],
+    ['PUBLISH', lockKey, 'redlock-check'],
+    ['EVAL', 'return 1', 0],
+    ['EVALSHA', CHECK_SCRIPT_SHA, 0],
+    ['DEL', lockKey, fenceKey],
+  ];
+  for (const command of tries) {
     try {
-      await run();
+      await send(node, ...command);
     } catch (err) {
-      const command = deniedCommand(err, what);
-      if (command) denied.add(command);
+      const refused = deniedCommand(err, String(command[0]).toLowerCase());
+      if (refused) denied.add(refused);
       else if (!/NOSCRIPT/.test(message(err))) throw err;
     }
-  };
-  await attempt('set', () => send(node, 'SET', lockKey, token, 'PX', 10_000, 'NX'));
-  await attempt('pttl', () => send(node, 'PTTL', lockKey));
-  await attempt('eval', () => send(node, 'EVAL', EXTEND_SCRIPT.source, 1, lockKey, token, 10_000));
-  await attempt('evalsha', () => send(node, 'EVALSHA', EXTEND_SCRIPT.sha, 1, lockKey, token, 10_000));
-  await attempt('eval', () => send(node, 'EVAL', ACQUIRE_SCRIPT.source, 2, lockKey, fenceKey, token, 10_000, '1'));
-  await attempt('eval', () => send(node, 'EVAL', RELEASE_SCRIPT.source, 1, lockKey, token));
-  await attempt('del', () => send(node, 'DEL', fenceKey));
+  }
   let unknown: string | undefined;
-  for (const [command, ...args] of [['subscribe', `${keyPrefix}lock:${id}`], ['unsubscribe', `${keyPrefix}lock:${id}`]] as const) {
-    try {
-      const user = String(await send(node, 'ACL', 'WHOAMI'));
-      const reply = String(await send(node, 'ACL', 'DRYRUN', user, command, ...args));
+  try {
+    const user = String(await send(node, 'ACL', 'WHOAMI'));
+    for (const command of ['subscribe', 'unsubscribe']) {
+      const reply = String(await send(node, 'ACL', 'DRYRUN', user, command, lockKey));
       if (reply !== 'OK') denied.add(command);
-    } catch (err) {
-      unknown = `SUBSCRIBE could not be verified (${message(err).split('\n')[0]}); waiters fall back to polling without it`;
-      break;
     }
+  } catch (err) {
+    unknown = `SUBSCRIBE could not be verified (${message(err).split('\n')[0]}); waiters poll instead of waking on release notices without it`;
   }
   return { denied: [...denied].sort(), ...(unknown ? { unknown } : {}) };
+}
+
+/** The server clock's advance over the local monotonic clock's, between two TIME samples. */
+async function clockRate(node: LockNode, timeoutMs: number, sampleMs: number): Promise<{ rate: number; uncertainty: number }> {
+  const first = await bounded(sampleTime(node), timeoutMs);
+  await new Promise((resolve) => setTimeout(resolve, sampleMs));
+  const second = await bounded(sampleTime(node), timeoutMs);
+  const localSpan = second.local - first.local;
+  // Each sample's true moment lies within its round trip; TIME itself has 1 µs steps.
+  return { rate: (second.server - first.server) / localSpan, uncertainty: (first.rtt / 2 + second.rtt / 2 + 0.002) / localSpan };
 }
 
 /** Asks one node everything the check reports. `clockSampleMs` is the interval between the two TIME samples. */
@@ -130,14 +146,12 @@ export async function probeNode(node: LockNode, keyPrefix: string, timeoutMs: nu
     const rtts: number[] = [];
     for (let i = 0; i < 3; i++) {
       const start = performance.now();
-      await bounded(send(node, 'PING'), timeoutMs);
+      // PTTL of a key the lock user may read: PING is not in the least-privilege ACL.
+      await bounded(send(node, 'PTTL', `${keyPrefix}lock:redlock-check`), timeoutMs);
       rtts.push(performance.now() - start);
     }
     rtts.sort((a, b) => a - b);
-    const first = await bounded(sampleTime(node), timeoutMs);
-    await new Promise((resolve) => setTimeout(resolve, clockSampleMs));
-    const second = await bounded(sampleTime(node), timeoutMs);
-    const localSpan = second.local - first.local;
+    const rate = await clockRate(node, timeoutMs, clockSampleMs).catch((err: unknown) => ({ error: message(err) }));
     const [appendfsync, save, acl] = await Promise.all([
       configValue(node, 'appendfsync'),
       configValue(node, 'save'),
@@ -147,9 +161,7 @@ export async function probeNode(node: LockNode, keyPrefix: string, timeoutMs: nu
       node: label,
       info,
       latencyMs: rtts[1]!,
-      clockRate: (second.server - first.server) / localSpan,
-      // Each sample's true moment lies within its round trip; TIME itself has 1 µs steps.
-      clockRateUncertainty: (first.rtt / 2 + second.rtt / 2 + 0.002) / localSpan,
+      ...('error' in rate ? { clockError: rate.error } : { clockRate: rate.rate, clockRateUncertainty: rate.uncertainty }),
       ...(appendfsync !== undefined ? { appendfsync } : {}),
       ...(save !== undefined ? { save } : {}),
       ...(acl.denied ? { denied: acl.denied } : {}),

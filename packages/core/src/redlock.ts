@@ -7,6 +7,7 @@ import {
 } from './errors.js';
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
+import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './node-check.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
 import { LockNode } from './lock-node.js';
 import type { NodeOutcome } from './node-outcome.js';
@@ -299,6 +300,24 @@ export class Redlock extends RedlockTelemetry {
     reports.forEach((report, i) => {
       if (!report.reachable) this.nodes[i]!.onNextReady(recheck);
     });
+  }
+
+  /**
+   * Checks what can silently break locks, per node: reachability, role, duplicate servers,
+   * latency, clock rate skew, persistence, eviction policy and ACL permissions. Each
+   * finding is ok, warn or error with a one-line fix; `report.ok` is false on any error.
+   * Writes only throw-away keys (`<prefix>lock:redlock-check:*`, deleted again).
+   *
+   * @example
+   * ```ts
+   * const report = await redlock.checkNodes();
+   * for (const f of report.findings) if (f.level !== 'ok') console.warn(f.node, f.message, f.fix);
+   * ```
+   */
+  async checkNodes(options?: CheckNodesOptions): Promise<NodeCheckReport> {
+    this.assertOpen();
+    const { keyPrefix, nodeTimeoutMs, driftFactor } = this.options;
+    return checkNodes({ nodes: this.nodes, keyPrefix, nodeTimeoutMs, driftFactor }, options);
   }
 
   /** Connects the clients this library created (they otherwise connect on first use). Resolves even if some nodes are down. */
