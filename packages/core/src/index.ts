@@ -7,6 +7,7 @@ export {
   type AcquiredEvent,
   type ExtendEvent,
   type FailureEvent,
+  type ForceReleaseEvent,
   type LostEvent,
   type RedlockEventMap,
   type RedlockEventName,
@@ -42,5 +43,6 @@ export {
 } from './options.js';
 export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 export type { NodeReport } from './independence.js';
+export type { ForceReleaseResult, LockInspection, NodeLockState } from './operator.js';
 export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './node-check.js';
 export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';

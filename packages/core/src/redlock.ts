@@ -8,6 +8,7 @@ import {
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './node-check.js';
+import { forceReleaseResource, inspectResource, type ForceReleaseResult, type LockInspection, type OperatorContext } from './operator.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
 import { LockNode } from './lock-node.js';
 import type { NodeOutcome } from './node-outcome.js';
@@ -318,6 +319,47 @@ export class Redlock extends RedlockTelemetry {
     this.assertOpen();
     const { keyPrefix, nodeTimeoutMs, driftFactor } = this.options;
     return checkNodes({ nodes: this.nodes, keyPrefix, nodeTimeoutMs, driftFactor }, options);
+  }
+
+  /**
+   * Per node: whether `resource` is held, its TTL left, its fencing counter, processes
+   * waiting on its release notices, and a short hash of the owner token (never the token).
+   *
+   * @example
+   * ```ts
+   * const state = await redlock.inspect('order:42');
+   * console.log(state.holder ?? 'free', state.nodes.map((n) => `${n.node} ${n.held ? n.ttlMs : '-'}`));
+   * ```
+   */
+  async inspect(resource: string): Promise<LockInspection> {
+    this.assertOpen();
+    const name = normalizeResources(resource)[0]!;
+    return inspectResource(this.operatorContext(name), name);
+  }
+
+  /**
+   * Frees a stuck lock on every node, whoever holds it, raises its fencing counter one above
+   * every token handed out (the next holder's token, once it writes, makes a fenced store
+   * refuse the old holder's writes), and emits a `forceRelease` audit event. The old holder
+   * is not told: its lock only fails to extend. Do not use it on a lock whose holder is
+   * alive and writing without fencing tokens: two holders would run at once.
+   *
+   * @throws {RedlockArgumentError} without a non-empty `reason`.
+   * @throws {QuorumUnavailableError} fewer than a quorum of nodes answered.
+   * @example
+   * ```ts
+   * await redlock.forceRelease('cron:daily-report', { reason: 'worker host died, INC-1234' });
+   * ```
+   */
+  async forceRelease(resource: string, options: { readonly reason: string }): Promise<ForceReleaseResult> {
+    this.assertOpen();
+    const name = normalizeResources(resource)[0]!;
+    return forceReleaseResource(this.operatorContext(name), name, options, (event) => this.emit('forceRelease', event));
+  }
+
+  private operatorContext(resource: string): OperatorContext {
+    const { nodes, quorum } = this;
+    return { nodes, quorum, timeoutMs: this.options.nodeTimeoutMs, lockKey: this.lockKey(resource), fenceKey: this.fenceKey(resource) };
   }
 
   /** Connects the clients this library created (they otherwise connect on first use). Resolves even if some nodes are down. */
