@@ -35,7 +35,7 @@ export interface NodeCheckReport {
 
 /** Options of `checkNodes()`. */
 export interface CheckNodesOptions {
-  /** Interval between the two TIME samples of the clock-rate check. Default 200 ms. */
+  /** Interval between the two TIME samples of the clock-rate check (longer: less noise). Default 500 ms. */
   readonly clockSampleMs?: number;
   /** Called as each node's probe finishes (the CLI's progress line). */
   readonly onNodeDone?: (node: string, done: number, total: number) => void;
@@ -67,7 +67,7 @@ function role(info: string): Finding {
 }
 
 function latency(ms: number, timeoutMs: number): Finding {
-  const text = `PING round trip ${ms.toFixed(2)} ms (node timeout ${timeoutMs} ms)`;
+  const text = `round trip ${ms.toFixed(2)} ms (node timeout ${timeoutMs} ms)`;
   if (ms >= timeoutMs) return { check: 'latency', level: 'error', message: text, fix: 'raise nodeTimeoutMs above the round trip, or move the node closer' };
   if (ms >= timeoutMs / 2) return { check: 'latency', level: 'warn', message: text, fix: 'raise nodeTimeoutMs: half of it is spent on the round trip' };
   return ok('latency', text);
@@ -154,7 +154,7 @@ function nodeFindings(facts: NodeFacts, ctx: NodeCheckContext): Finding[] {
  * servers, latency, clock rate skew, persistence, eviction policy and ACL permissions.
  */
 export async function checkNodes(ctx: NodeCheckContext, options: CheckNodesOptions = {}): Promise<NodeCheckReport> {
-  const clockSampleMs = options.clockSampleMs ?? 200;
+  const clockSampleMs = options.clockSampleMs ?? 500;
   let done = 0;
   const facts = await Promise.all(
     ctx.nodes.map((node) =>
