@@ -118,7 +118,12 @@ export class Redlock extends RedlockTelemetry {
         this.releaseNotices.noteRelease(lock.keys);
         return this.observeRelease(lock, () => this.releaseLock(lock));
       },
-      fence: (lock) => fenceHeldLock(this.fencingContext(this.options.nodeTimeoutMs), lock, lock.resources.map((r) => this.fenceKey(r))),
+      fence: (lock) =>
+        fenceHeldLock(
+          { ...this.fencingContext(this.options.nodeTimeoutMs), counted: (node, sent) => this.counted(node, sent) },
+          lock,
+          lock.resources.map((r) => this.fenceKey(r)),
+        ),
       lost: (lock, error) => {
         // No longer held: not counted, and not kept alive by us if its owner never releases it.
         this.active.delete(lock);
