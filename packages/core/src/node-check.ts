@@ -4,6 +4,7 @@
  * distributed locking" shows what breaks without them), each reported as ok, warn or
  * error with a one-line fix. Never reports credentials or owner tokens.
  */
+import { RedlockError } from './errors.js';
 import type { LockNode } from './lock-node.js';
 import { probeNode, type NodeFacts } from './node-probe.js';
 import { infoField } from './restart-rule.js';
@@ -47,6 +48,17 @@ export interface NodeCheckContext {
   readonly keyPrefix: string;
   readonly nodeTimeoutMs: number;
   readonly driftFactor: number;
+}
+
+/** A node check found errors, and the caller asked to fail on them (the Nest module's `nodeCheck: 'fail'`). */
+export class NodeCheckError extends RedlockError {
+  readonly findings: readonly NodeFinding[];
+
+  constructor(findings: readonly NodeFinding[]) {
+    const errors = findings.filter((f) => f.level === 'error');
+    super(`Redlock node check failed: ${errors.map((f) => `${f.node} ${f.check}: ${f.message} (fix: ${f.fix ?? '-'})`).join('; ')}`);
+    this.findings = findings;
+  }
 }
 
 type Finding = Omit<NodeFinding, 'node'>;

@@ -161,6 +161,9 @@ export class RestartRule {
   private check(node: LockNode, state: NodeState): void {
     if (this.closed) return;
     const generation = ++state.generation;
+    // On a first connection with no configured maxTtlMs, no answer could keep the node out
+    // (see below): a failed check then must not either, or a slow INFO would cost availability.
+    const verdictFree = state.runId === undefined && this.options.maxTtlMs === 0;
     const run = this.inspect(node).then(
       (found) => {
         if (generation !== state.generation) return;
@@ -190,9 +193,9 @@ export class RestartRule {
       },
       (err: unknown) => {
         if (generation !== state.generation) return;
-        state.failed = err instanceof Error ? err.message : String(err);
+        if (!verdictFree) state.failed = err instanceof Error ? err.message : String(err);
         // Asked again while the connection stays up; a new connection asks anyway.
-        if (node.client.status === 'ready') this.later(() => this.check(node, state), 1_000);
+        if (node.client.status === 'ready') this.later(() => this.check(node, state), 200);
       },
     );
     state.checking = run.finally(() => {

@@ -6,6 +6,9 @@ export type LockedStatus = 409 | 423;
 /** What the module does when the configured nodes are not independent masters. */
 export type IndependenceCheckMode = 'off' | 'warn' | 'fail';
 
+/** What the module does with `redlock.checkNodes()` findings at startup. */
+export type NodeCheckMode = 'off' | 'warn' | 'fail';
+
 /**
  * Options of `RedlockModule.forRoot()` / the factory of `forRootAsync()`.
  * Everything of the core's `RedlockOptions` (key prefix, drift, node timeout, retry, maxHoldMs…)
@@ -36,6 +39,12 @@ export interface RedlockModuleOptions extends RedlockOptions {
    * `'warn'` logs problems (default), `'fail'` makes `app.init()` reject, `'off'` skips the check.
    */
   readonly independenceCheck?: IndependenceCheckMode;
+  /**
+   * At startup, run `redlock.checkNodes()` (persistence, eviction policy, clock rate, ACL, ...):
+   * `'warn'` logs every warn and error finding, `'fail'` also makes `app.init()` reject with
+   * `NodeCheckError` on an error finding, `'off'` skips it (default: it takes about half a second).
+   */
+  readonly nodeCheck?: NodeCheckMode;
 }
 
 /** Module options after defaults were merged: the only shape the rest of the package reads. */
@@ -46,6 +55,7 @@ export interface ResolvedRedlockModuleOptions {
   readonly ttl: number;
   readonly lockedStatus: LockedStatus;
   readonly independenceCheck: IndependenceCheckMode;
+  readonly nodeCheck: NodeCheckMode;
 }
 
 /** The single source of the module-level defaults. */
@@ -54,6 +64,7 @@ export const DEFAULT_REDLOCK_MODULE_OPTIONS = Object.freeze({
   ttl: 10_000,
   lockedStatus: 409 as LockedStatus,
   independenceCheck: 'warn' as IndependenceCheckMode,
+  nodeCheck: 'off' as NodeCheckMode,
 });
 
 /** Merges user options over {@link DEFAULT_REDLOCK_MODULE_OPTIONS} and validates the module-level ones. */
@@ -63,7 +74,7 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
       'RedlockModule.forRoot() needs options: RedlockModule.forRoot({ nodes: ["redis://host:6379"] }).',
     );
   }
-  const { nodes, ttl, lockedStatus, independenceCheck, ...core } = options;
+  const { nodes, ttl, lockedStatus, independenceCheck, nodeCheck, ...core } = options;
   if (!Array.isArray(nodes) || nodes.length === 0) {
     throw new RedlockArgumentError(
       'RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }.',
@@ -81,11 +92,15 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
       `RedlockModule options.independenceCheck must be 'off', 'warn' or 'fail', got ${String(independenceCheck)}.`,
     );
   }
+  if (nodeCheck !== undefined && !['off', 'warn', 'fail'].includes(nodeCheck)) {
+    throw new RedlockArgumentError(`RedlockModule options.nodeCheck must be 'off', 'warn' or 'fail', got ${String(nodeCheck)}.`);
+  }
   return {
     nodes,
     core,
     ttl: ttl ?? d.ttl,
     lockedStatus: lockedStatus ?? d.lockedStatus,
     independenceCheck: independenceCheck ?? d.independenceCheck,
+    nodeCheck: nodeCheck ?? d.nodeCheck,
   };
 }

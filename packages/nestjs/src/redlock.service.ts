@@ -3,6 +3,7 @@ import { NodeIndependenceError, Redlock } from '@redlock-nest/core';
 import { InstanceRegistry } from './instance-registry.js';
 import { LockServiceBase } from './lock-service.base.js';
 import { logLostLocks } from './lost-lock.logger.js';
+import { runStartupNodeCheck } from './node-check.startup.js';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition.js';
 import { resolveModuleOptions, type RedlockModuleOptions, type ResolvedRedlockModuleOptions } from './redlock-options.js';
 
@@ -47,6 +48,7 @@ export class RedlockService extends LockServiceBase<Redlock> implements OnModule
 
   /** Optional startup check that the nodes are independent masters (module option `independenceCheck`). */
   async onModuleInit(): Promise<void> {
+    await runStartupNodeCheck(this.redlock, this.options.nodeCheck, this.logger);
     const mode = this.options.independenceCheck;
     if (mode === 'off') return;
     try {

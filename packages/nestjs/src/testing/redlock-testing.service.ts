@@ -48,6 +48,7 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
       ttl: options.ttl ?? d.ttl,
       lockedStatus: options.lockedStatus ?? d.lockedStatus,
       independenceCheck: 'off',
+      nodeCheck: 'off',
     };
     redlockServices.add(this);
   }
