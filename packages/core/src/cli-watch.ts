@@ -5,6 +5,7 @@
  * A release or acquisition reaches every node: it is printed once, with how many nodes saw it.
  */
 import { Redis } from 'ioredis';
+import { escapeGlob } from './node-commands.js';
 
 /** One line of `watch` output. */
 export interface WatchEvent {
@@ -83,8 +84,3 @@ export async function watch(options: WatchOptions): Promise<() => Promise<void>>
     await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
   };
 }
-
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
-}
-

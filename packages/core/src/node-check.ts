@@ -7,7 +7,7 @@
 import { RedlockError } from './errors.js';
 import type { LockNode } from './lock-node.js';
 import { probeNode, type NodeFacts } from './node-probe.js';
-import { infoField } from './restart-rule.js';
+import { infoField } from './node-commands.js';
 
 /** How bad a finding is: `error` can break mutual exclusion or the library; `warn` weakens a guarantee. */
 export type FindingLevel = 'ok' | 'warn' | 'error';

@@ -12,13 +12,8 @@
  * on the new connection is answered.
  */
 import type { LockNode } from './lock-node.js';
+import { escapeGlob, fsyncAlways, greater, infoField, readCounters, type CommandClient } from './node-commands.js';
 import { raiseFenceOnNode } from './scripts/fence-raise.js';
-
-/** Generic command sending (ioredis' `call`), for commands outside `RedisClientLike`. */
-interface CommandClient {
-  call?(command: string, ...args: Array<string | number>): Promise<unknown>;
-  removeListener?(event: string, listener: (...args: unknown[]) => void): unknown;
-}
 
 /** What the rule needs of its Redlock. */
 export interface RestartRuleOptions {
@@ -32,22 +27,6 @@ export interface RestartRuleOptions {
 /** A node's answer that must not count toward a quorum. */
 export class NodeRestartedError extends Error {
   override readonly name = 'NodeRestartedError';
-}
-
-/** Reads one `name:value` line of an INFO reply. */
-export function infoField(info: string, name: string): string | undefined {
-  const match = new RegExp(`^${name}:(.*)$`, 'm').exec(info);
-  return match?.[1]?.trim();
-}
-
-/** Decimal counters compared without losing precision (as the fence-raise script does). */
-function greater(a: string, b: string): boolean {
-  return a.length !== b.length ? a.length > b.length : a > b;
-}
-
-/** Glob-escapes a key prefix for SCAN MATCH. */
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }
 
 class NodeState {
@@ -70,6 +49,8 @@ class NodeState {
   /** Restarted without its data: its fencing counters must be raised from the others first. */
   needsSync = false;
   syncing = false;
+  /** A failed raise was reported (once per restart, not once per lock operation). */
+  syncWarned = false;
   generation = 0;
 }
 
@@ -188,6 +169,7 @@ export class RestartRule {
         state.quarantined = !found.persistent && (restarted || performance.now() < found.startedAtMono + inUse);
         if (state.quarantined) {
           state.needsSync = true;
+          state.syncWarned = false;
           this.sync(node, state);
         }
       },
@@ -266,9 +248,19 @@ export class RestartRule {
         state.needsSync = false;
       })
       .catch((err: unknown) => {
-        this.options.onWarning(
-          `could not raise the fencing counters of restarted node ${node.label} (${err instanceof Error ? err.message : String(err)}); it does not count until this succeeds. Grant +scan to the lock user if this says NOPERM.`,
-        );
+        const text = err instanceof Error ? err.message : String(err);
+        if (text.startsWith('NOPERM')) {
+          // Not allowed to enumerate the counters: the node counts again once its quarantine
+          // is over (the lock stays safe), but its counters rely on the catch-up of later rounds.
+          state.needsSync = false;
+          this.options.onWarning(
+            `could not raise the fencing counters of restarted node ${node.label} (${text}): grant +scan to the lock user. Until then, fencing tokens after a restart of a majority of nodes may repeat.`,
+          );
+          return;
+        }
+        if (state.syncWarned) return;
+        state.syncWarned = true;
+        this.options.onWarning(`could not raise the fencing counters of restarted node ${node.label} yet (${text}); it does not count until this succeeds.`);
       })
       .finally(() => {
         state.syncing = false;
@@ -284,35 +276,4 @@ export class RestartRule {
     timer.unref?.();
     this.timers.add(timer);
   }
-}
-
-/** `CONFIG GET appendfsync` is `always` (false when CONFIG is not allowed: not provable). */
-async function fsyncAlways(node: LockNode): Promise<boolean> {
-  const client = node.client as CommandClient;
-  if (!client.call) return false;
-  try {
-    const reply = await client.call('CONFIG', 'GET', 'appendfsync');
-    return Array.isArray(reply) && String(reply[1]) === 'always';
-  } catch {
-    return false;
-  }
-}
-
-/** Every fencing counter on `node` (SCAN, then GET), as decimal strings. */
-async function readCounters(node: LockNode, pattern: string): Promise<Map<string, string>> {
-  const client = node.client as CommandClient;
-  if (!client.call) throw new Error('the client has no generic command method (call)');
-  const send = client.call.bind(client);
-  const found = new Map<string, string>();
-  let cursor = '0';
-  do {
-    const [next, keys] = (await node.call(() => send('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1_000))) as [string, string[]];
-    cursor = String(next);
-    const values = await Promise.all(keys.map((key) => node.call(() => send('GET', key))));
-    keys.forEach((key, i) => {
-      const value = values[i];
-      if (typeof value === 'string' && /^\d+$/.test(value)) found.set(key, value);
-    });
-  } while (cursor !== '0');
-  return found;
 }
