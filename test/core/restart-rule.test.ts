@@ -5,7 +5,7 @@
  * other nodes before it counts again. Real redis-server processes, killed and wiped.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { QuorumUnavailableError, Redlock, type Lock, type RedlockOptions } from '@redlock-nest/core';
+import { QuorumUnavailableError, Redlock, RedlockArgumentError, type Lock, type RedlockOptions } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
 import { RedisCluster } from '../harness/redis-server.js';
 import { uniqueResource, until } from '../harness/test-utils.js';
@@ -154,6 +154,40 @@ describe('the restart rule', () => {
     const lock = await r.acquire(uniqueResource('after'), 10_000);
     expect(lock.acquireNodes.map((o) => o.status)).toEqual(['ok']);
     await lock.release();
+  });
+
+  it('a reconnect to the same server (same run_id, a dropped connection) is not a restart', async () => {
+    cluster = await RedisCluster.start(1);
+    const r = redlock();
+    await (await r.acquire(uniqueResource('before'), 10_000)).release();
+    const admin = new Redis(cluster.urls[0]!);
+    try {
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    } finally {
+      admin.disconnect();
+    }
+    await reachable(r, 0);
+    const lock = await r.acquire(uniqueResource('after'), 10_000);
+    expect(lock.acquireNodes.map((o) => o.status)).toEqual(['ok']);
+    await lock.release();
+  });
+
+  it('with restartRule.maxTtlMs, a node first seen with an uptime below it sits out (a process started after the restart)', async () => {
+    cluster = await RedisCluster.start(1);
+    const r = redlock({ restartRule: { maxTtlMs: 60_000 } });
+    const err = await r.acquire(uniqueResource('young'), 1_000).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(QuorumUnavailableError);
+    expect((err as QuorumUnavailableError).nodes[0]!.error).toMatch(/restart rule/);
+  });
+
+  it('rejects a malformed restartRule option with a typed error naming the shape', () => {
+    for (const bad of ['yes', { maxTtlMs: -1 }, { maxTtlMs: 'long' }]) {
+      expect(() => new Redlock(['redis://127.0.0.1:1'], { restartRule: bad as never })).toThrow(RedlockArgumentError);
+    }
+    expect(() => new Redlock(['redis://127.0.0.1:1'], { restartRule: 'yes' as never })).toThrow(/restartRule must be false or \{ maxTtlMs\?: number \}/);
   });
 
   it('the steady state pays nothing: no INFO per acquisition, only one per connection', async () => {

@@ -108,10 +108,10 @@ export class RestartRule {
     const state = this.states.get(node);
     if (!state) return undefined;
     if (state.failed !== undefined) return `its restart check failed (${state.failed}); it counts again once INFO answers`;
-    if (state.blind || state.persistent || !state.quarantined) return undefined;
+    if (state.blind || state.persistent) return undefined;
     const now = performance.now();
     const countsAt = state.startedAtMono + this.maxTtlMs;
-    if (now < countsAt) {
+    if (state.quarantined && now < countsAt) {
       this.sync(node, state);
       const ago = Math.round(now - state.startedAtMono);
       return `restarted ${ago} ms ago without durable persistence: its grants count again in ${Math.ceil(countsAt - now)} ms (the restart rule: the largest TTL in use, ${this.maxTtlMs} ms, must pass first)`;
@@ -156,19 +156,21 @@ export class RestartRule {
         }
         const firstSight = state.runId === undefined;
         const restarted = !firstSight && found.runId !== state.runId;
+        // A reconnect to the same server (same run_id) changes nothing: it did not restart.
+        const stillOut = !firstSight && !restarted && state.quarantined;
         state.blind = false;
         state.failed = undefined;
         state.runId = found.runId;
         state.startedAtMono = found.startedAtMono;
         state.persistent = found.persistent;
-        // A changed run_id is a restart; so is an uptime below the largest TTL in use. On
-        // the first connection to a node, this Redlock has no lock on it yet: only the
-        // configured restartRule.maxTtlMs applies, so a freshly started deployment is not
-        // held back by the TTL of the very first acquisition.
-        const inUse = firstSight ? this.options.maxTtlMs : this.maxTtlMs;
-        state.quarantined = !found.persistent && (restarted || performance.now() < found.startedAtMono + inUse);
-        if (state.quarantined) {
-          state.needsSync = true;
+        // A changed run_id is a restart. On the first connection to a node its run_id is
+        // new, so an uptime below the largest TTL in use counts as a restart; this Redlock
+        // has no lock there yet, so only the configured restartRule.maxTtlMs applies (a
+        // freshly started deployment is not held back by the TTL of the first acquisition).
+        const young = firstSight && performance.now() < found.startedAtMono + this.options.maxTtlMs;
+        state.quarantined = !found.persistent && (restarted || young || stillOut);
+        if (restarted || young) {
+          state.needsSync = !found.persistent;
           state.syncWarned = false;
           this.sync(node, state);
         }
