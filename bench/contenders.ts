@@ -30,6 +30,7 @@ export interface Contender {
 export type ContenderName =
   | 'redlock-nest'
   | 'redlock-nest (polling)'
+  | 'redlock-nest (no restart rule)'
   | 'redlock 5 beta'
   | '@sesamecare-oss/redlock'
   | 'redis-semaphore'
@@ -52,8 +53,8 @@ class PollingRedlock extends OurRedlock {
   }
 }
 
-function ours(name: ContenderName, urls: readonly string[], polling: boolean): Contender {
-  const options = { retry: { retries: Infinity } } as const;
+function ours(name: ContenderName, urls: readonly string[], polling: boolean, restartRule = true): Contender {
+  const options = { retry: { retries: Infinity }, ...(restartRule ? {} : { restartRule: false as const }) };
   const redlock = polling ? new PollingRedlock([...urls], options) : new OurRedlock([...urls], options);
   return {
     name,
@@ -144,6 +145,9 @@ export async function createContender(name: ContenderName, urls: readonly string
       return ours(name, urls, false);
     case 'redlock-nest (polling)':
       return ours(name, urls, true);
+    case 'redlock-nest (no restart rule)':
+      // What the restart rule costs in the steady state (one INFO per connect, one `.then` per reply).
+      return ours(name, urls, false, false);
     case 'redlock 5 beta': {
       const clients = plainClients(urls);
       return nodeRedlockStyle(name, clients, new (NodeRedlock as SesameCtor)(clients, { retryCount: 1_000_000 }));

@@ -12,7 +12,9 @@ import { RedisCluster } from '../harness/redis-server.js';
 import { until } from '../harness/test-utils.js';
 import { caughtUp } from './caught-up.js';
 
-const OPTIONS = { onWarning: () => undefined, nodeTimeoutMs: 200 };
+// The restart rule off: these tests exercise the fencing catch-up itself, which is what keeps
+// tokens monotonic when the rule is off (test/core/restart-rule.test.ts covers the rule on).
+const OPTIONS = { onWarning: () => undefined, nodeTimeoutMs: 200, restartRule: false } as const;
 const RESOURCE = 'invoice:rolling';
 
 /** Resolves once the Redlock's own connection to node `i` answers again (after a restart). */

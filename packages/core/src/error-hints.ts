@@ -77,6 +77,10 @@ export function quorumFix(nodes: readonly NodeOutcome[]): string {
   if (tls) {
     return `${tls.node} failed the TLS handshake (certificate not verified): give the client the CA (tls: { ca }) or set NODE_EXTRA_CA_CERTS.`;
   }
+  const restarted = failed.find((n) => n.error!.includes('the restart rule'));
+  if (restarted) {
+    return `${restarted.node} restarted without durable persistence and sits out until the largest TTL in use has passed (the restart rule, docs/operations.md): wait, or run the nodes with appendonly yes and appendfsync always.`;
+  }
   const replied = failed.find((n) => replyCode(n.error!) !== undefined);
   if (replied) {
     return `${replied.node} is up but answered with the Redis error ${replyCode(replied.error!)}: the command was refused, not lost; see the node's error above.`;

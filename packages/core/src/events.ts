@@ -23,6 +23,23 @@ export interface RedlockEventMap {
   release: ReleaseEvent;
   /** An acquisition gave up: contended after its retries, no quorum, aborted or closed. */
   failure: FailureEvent;
+  /** An operator freed a lock with `forceRelease` (the audit trail: who, why, what). */
+  forceRelease: ForceReleaseEvent;
+}
+
+/** Payload of `forceRelease`. */
+export interface ForceReleaseEvent {
+  /** The resource, as a one-element list like every other event's. */
+  readonly resources: readonly string[];
+  /** The operator's reason, as given. */
+  readonly reason: string;
+  /** Short hash of the owner that held it on a majority (see `inspect`), if any. */
+  readonly holder: string | undefined;
+  /** Nodes where a lock key was deleted. */
+  readonly released: number;
+  /** The fencing counter after the release (decimal): the old holder's tokens are below it. */
+  readonly fencingCounter: string;
+  readonly nodes: readonly NodeOutcome[];
 }
 
 /** The event names of {@link RedlockEventMap}. */

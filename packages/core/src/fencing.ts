@@ -113,6 +113,8 @@ export interface FencingContext {
   readonly quorum: number;
   /** Per-node timeout of the write-back round. */
   readonly timeoutMs: number;
+  /** Filters a node's grant (the restart rule: a restarted node's counter is not trusted). */
+  readonly counted?: (node: LockNode, sent: Promise<unknown>) => Promise<unknown>;
 }
 
 /** The tokens, or why they cannot be handed out. */
@@ -157,7 +159,8 @@ export async function settleFencing(
  */
 export async function fenceHeldLock(ctx: FencingContext, lock: Lock, fenceKeys: readonly string[]): Promise<ReadonlyMap<string, bigint>> {
   const catchUp = new FenceCatchUp(ctx.nodes, fenceKeys);
-  const round = await runRound(ctx.nodes, (node) => fenceHeldOnNode(node, lock.keys, fenceKeys, lock.value), parseFenceHeldReply, {
+  const send = (node: LockNode): Promise<unknown> => fenceHeldOnNode(node, lock.keys, fenceKeys, lock.value);
+  const round = await runRound(ctx.nodes, ctx.counted ? (node) => ctx.counted!(node, send(node)) : send, parseFenceHeldReply, {
     quorum: ctx.quorum,
     timeoutMs: ctx.timeoutMs,
     early: true,

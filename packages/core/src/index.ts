@@ -7,6 +7,7 @@ export {
   type AcquiredEvent,
   type ExtendEvent,
   type FailureEvent,
+  type ForceReleaseEvent,
   type LostEvent,
   type RedlockEventMap,
   type RedlockEventName,
@@ -45,4 +46,7 @@ export {
 export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 export { describeNodeError } from './node-state.js';
 export type { NodeReport } from './independence.js';
+export type { ForceReleaseResult, LockInspection, NodeLockState } from './operator.js';
+export { NodeCheckError } from './node-check.js';
+export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './node-check.js';
 export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';

@@ -69,6 +69,14 @@ export interface RedlockOptions {
    */
   readonly checkIndependence?: boolean;
   /**
+   * The restart rule of the Redis distributed-locks page, enforced by the client: a node
+   * that restarted without durable persistence does not count toward a quorum (and its
+   * fencing counters are not trusted) until the largest TTL in use has passed since the
+   * restart. `maxTtlMs`: the largest TTL any client of these nodes uses (default: the
+   * largest this instance has used). `false` turns it off. Default on.
+   */
+  readonly restartRule?: false | { readonly maxTtlMs?: number };
+  /**
    * Emit OpenTelemetry spans through `@opentelemetry/api` when it is installed and an SDK
    * records. Default true; `false` turns spans off for this instance (events stay).
    */
@@ -96,6 +104,7 @@ export interface ResolvedRedlockOptions {
   readonly retry: ResolvedRetry | false;
   readonly maxHoldMs: number;
   readonly checkIndependence: boolean;
+  readonly restartRule: false | { readonly maxTtlMs: number };
   readonly tracing: boolean;
   readonly onWarning: (message: string) => void;
 }
@@ -112,6 +121,7 @@ export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
   retry: DEFAULT_RETRY,
   maxHoldMs: Infinity,
   checkIndependence: false,
+  restartRule: Object.freeze({ maxTtlMs: 0 }),
   tracing: true,
   onWarning: (message: string) => console.warn(`[redlock] ${message}`),
 });
@@ -221,9 +231,20 @@ export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions 
     maxHoldMs:
       o.maxHoldMs === undefined ? d.maxHoldMs : checkNumber(o.maxHoldMs, 'maxHoldMs', { min: 1, allowInfinity: true }),
     checkIndependence: o.checkIndependence ?? d.checkIndependence,
+    restartRule: resolveRestartRule(o.restartRule),
     tracing: o.tracing ?? d.tracing,
     onWarning: o.onWarning ?? d.onWarning,
   };
+}
+
+function resolveRestartRule(value: RedlockOptions['restartRule'] | undefined): ResolvedRedlockOptions['restartRule'] {
+  if (value === undefined) return DEFAULT_REDLOCK_OPTIONS.restartRule;
+  if (value === false) return false;
+  if (typeof value !== 'object' || value === null) {
+    fail(`restartRule must be false or { maxTtlMs?: number }, got ${describe(value)}.`);
+  }
+  const maxTtlMs = value.maxTtlMs === undefined ? 0 : checkNumber(value.maxTtlMs, 'restartRule.maxTtlMs', { max: MAX_TTL_MS });
+  return { maxTtlMs };
 }
 
 /** Validates per-call options. */

@@ -8,6 +8,8 @@ import {
 import { classifyRound, type AttemptFailure } from './attempt-failure.js';
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
+import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './node-check.js';
+import { forceReleaseResource, inspectResource, type ForceReleaseResult, type LockInspection, type OperatorContext } from './operator.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
 import { LockNode } from './lock-node.js';
 import { checkDistinctNodes } from './node-input.js';
@@ -30,6 +32,7 @@ import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply, releaseOnNode } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
+import { RestartRule } from './restart-rule.js';
 import { jittered } from './wait.js';
 import { runWithLock } from './watchdog.js';
 import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
@@ -76,6 +79,8 @@ export class Redlock extends RedlockTelemetry {
   private closing: Promise<void> | undefined;
   /** Wakes waiters on release notices; opens no connection until something waits. */
   protected readonly releaseNotices: ReleaseNotifier;
+  /** @internal Keeps restarted nodes out of quorums for the largest TTL in use (see restart-rule.ts). */
+  readonly restarts: RestartRule | undefined;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     super();
@@ -98,6 +103,8 @@ export class Redlock extends RedlockTelemetry {
     }
     this.nodes = created;
     this.quorum = Math.floor(created.length / 2) + 1;
+    const rule = this.options.restartRule;
+    this.restarts = rule ? new RestartRule(created, { keyPrefix: this.options.keyPrefix, maxTtlMs: rule.maxTtlMs, onWarning: this.options.onWarning }) : undefined;
     // Linger past one attempt (acquire round + release of partial holds + fencing round),
     // so a retrying waiter finds its channel still subscribed.
     this.releaseNotices = new ReleaseNotifier(
@@ -110,7 +117,12 @@ export class Redlock extends RedlockTelemetry {
         this.releaseNotices.noteRelease(lock.keys);
         return this.observeRelease(lock, () => this.releaseLock(lock));
       },
-      fence: (lock) => fenceHeldLock(this.fencingContext(this.options.nodeTimeoutMs), lock, lock.resources.map((r) => this.fenceKey(r))),
+      fence: (lock) =>
+        fenceHeldLock(
+          { ...this.fencingContext(this.options.nodeTimeoutMs), counted: (node, sent) => this.counted(node, sent) },
+          lock,
+          lock.resources.map((r) => this.fenceKey(r)),
+        ),
       lost: (lock, error) => {
         // No longer held: not counted, and not kept alive by us if its owner never releases it.
         this.active.delete(lock);
@@ -309,6 +321,65 @@ export class Redlock extends RedlockTelemetry {
     });
   }
 
+  /**
+   * Checks what can silently break locks, per node: reachability, role, duplicate servers,
+   * latency, clock rate skew, persistence, eviction policy and ACL permissions. Each
+   * finding is ok, warn or error with a one-line fix; `report.ok` is false on any error.
+   * Writes only throw-away keys (`<prefix>lock:redlock-check:*`, deleted again).
+   *
+   * @example
+   * ```ts
+   * const report = await redlock.checkNodes();
+   * for (const f of report.findings) if (f.level !== 'ok') console.warn(f.node, f.message, f.fix);
+   * ```
+   */
+  async checkNodes(options?: CheckNodesOptions): Promise<NodeCheckReport> {
+    this.assertOpen();
+    const { keyPrefix, nodeTimeoutMs, driftFactor } = this.options;
+    return checkNodes({ nodes: this.nodes, keyPrefix, nodeTimeoutMs, driftFactor }, options);
+  }
+
+  /**
+   * Per node: whether `resource` is held, its TTL left, its fencing counter, processes
+   * waiting on its release notices, and a short hash of the owner token (never the token).
+   *
+   * @example
+   * ```ts
+   * const state = await redlock.inspect('order:42');
+   * console.log(state.holder ?? 'free', state.nodes.map((n) => `${n.node} ${n.held ? n.ttlMs : '-'}`));
+   * ```
+   */
+  async inspect(resource: string): Promise<LockInspection> {
+    this.assertOpen();
+    const name = normalizeResources(resource)[0]!;
+    return inspectResource(this.operatorContext(name), name);
+  }
+
+  /**
+   * Frees a stuck lock on every node, whoever holds it, raises its fencing counter one above
+   * every token handed out (the next holder's token, once it writes, makes a fenced store
+   * refuse the old holder's writes), and emits a `forceRelease` audit event. The old holder
+   * is not told: its lock only fails to extend. Do not use it on a lock whose holder is
+   * alive and writing without fencing tokens: two holders would run at once.
+   *
+   * @throws {RedlockArgumentError} without a non-empty `reason`.
+   * @throws {QuorumUnavailableError} fewer than a quorum of nodes answered.
+   * @example
+   * ```ts
+   * await redlock.forceRelease('cron:daily-report', { reason: 'worker host died, INC-1234' });
+   * ```
+   */
+  async forceRelease(resource: string, options: { readonly reason: string }): Promise<ForceReleaseResult> {
+    this.assertOpen();
+    const name = normalizeResources(resource)[0]!;
+    return forceReleaseResource(this.operatorContext(name), name, options, (event) => this.emit('forceRelease', event));
+  }
+
+  private operatorContext(resource: string): OperatorContext {
+    const { nodes, quorum } = this;
+    return { nodes, quorum, timeoutMs: this.options.nodeTimeoutMs, lockKey: this.lockKey(resource), fenceKey: this.fenceKey(resource) };
+  }
+
   /** Connects the clients this library created (they otherwise connect on first use). Resolves even if some nodes are down. */
   async connect(): Promise<void> {
     this.assertOpen();
@@ -330,6 +401,7 @@ export class Redlock extends RedlockTelemetry {
       const held = [...this.active];
       for (const lock of held) lock.lose('released');
       await Promise.all(held.map((lock) => lock.release()));
+      this.restarts?.close();
       await Promise.all([this.releaseNotices.close(), ...this.nodes.map((node) => node.close())]);
     })();
     return this.closing;
@@ -362,6 +434,11 @@ export class Redlock extends RedlockTelemetry {
     return { nodes: this.nodes, quorum: this.quorum, timeoutMs };
   }
 
+  /** A node's grant, unless the restart rule keeps that node out of quorums for now. */
+  private counted(node: LockNode, sent: Promise<unknown>): Promise<unknown> {
+    return this.restarts ? this.restarts.gate(node, sent) : sent;
+  }
+
   private nodeTimeout(ttlMs: number): number {
     return Math.max(1, Math.min(this.options.nodeTimeoutMs, Math.floor(ttlMs / 3)));
   }
@@ -392,9 +469,10 @@ export class Redlock extends RedlockTelemetry {
     const timeoutMs = this.nodeTimeout(ttlMs);
     const sendKeys = fenceKeys ? [...keys, ...fenceKeys] : keys;
     const catchUp = fenceKeys ? new FenceCatchUp(this.nodes, fenceKeys) : undefined;
+    this.restarts?.noteTtl(ttlMs);
     const round = await runRound(
       this.nodes,
-      (node) => acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined),
+      (node) => this.counted(node, acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
       parseAcquireReply,
       { quorum: this.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
     );
@@ -440,9 +518,10 @@ export class Redlock extends RedlockTelemetry {
   private async extendLock(lock: Lock, ttlMs: number): Promise<readonly NodeOutcome[]> {
     this.checkValidity(ttlMs);
     const start = performance.now();
+    this.restarts?.noteTtl(ttlMs);
     const round = await runRound(
       this.nodes,
-      (node) => extendOnNode(node, lock.keys, lock.value, ttlMs),
+      (node) => this.counted(node, extendOnNode(node, lock.keys, lock.value, ttlMs)),
       parseExtendReply,
       { quorum: this.quorum, timeoutMs: this.nodeTimeout(ttlMs), early: true },
     );

@@ -19,6 +19,9 @@ export interface RedlockHttpOptions {
   readonly global?: boolean;
 }
 
+/** What the module does with `redlock.checkNodes()` findings at startup. */
+export type NodeCheckMode = 'off' | 'warn' | 'fail';
+
 /**
  * Options of `RedlockModule.forRoot()` / the factory of `forRootAsync()`.
  * Everything of the core's `RedlockOptions` (key prefix, drift, node timeout, retry, maxHoldMs…)
@@ -54,6 +57,12 @@ export interface RedlockModuleOptions extends RedlockOptions {
   readonly independenceCheck?: IndependenceCheckMode;
   /** HTTP routes: `{ global: true }` locks every `@WithLock` handler before its pipes. */
   readonly http?: RedlockHttpOptions;
+  /**
+   * At startup, run `redlock.checkNodes()` (persistence, eviction policy, clock rate, ACL, ...):
+   * `'warn'` logs every warn and error finding, `'fail'` also makes `app.init()` reject with
+   * `NodeCheckError` on an error finding, `'off'` skips it (default: it takes about half a second).
+   */
+  readonly nodeCheck?: NodeCheckMode;
 }
 
 /** Module options after defaults were merged: the only shape the rest of the package reads. */
@@ -65,6 +74,7 @@ export interface ResolvedRedlockModuleOptions {
   readonly lockedStatus: LockedStatus;
   readonly independenceCheck: IndependenceCheckMode;
   readonly http: Required<RedlockHttpOptions>;
+  readonly nodeCheck: NodeCheckMode;
 }
 
 /** The single source of the module-level defaults. */
@@ -74,6 +84,7 @@ export const DEFAULT_REDLOCK_MODULE_OPTIONS = Object.freeze({
   lockedStatus: 409 as LockedStatus,
   /** Replicas and duplicates fail startup; `'off'` is the documented opt-out for ACLs without `+info`. */
   independenceCheck: 'fail' as IndependenceCheckMode,
+  nodeCheck: 'off' as NodeCheckMode,
   /** `@WithLock` handlers lock when called unless asked for app-wide (a global guard changes every route). */
   http: Object.freeze({ global: false }),
 });
@@ -85,7 +96,7 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
       'RedlockModule.forRoot() needs options: RedlockModule.forRoot({ nodes: ["redis://host:6379"] }).',
     );
   }
-  const { nodes, ttl, lockedStatus, independenceCheck, http, ...core } = options;
+  const { nodes, ttl, lockedStatus, independenceCheck, http, nodeCheck, ...core } = options;
   if (!Array.isArray(nodes) || nodes.length === 0) {
     throw new RedlockArgumentError(
       'RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }.',
@@ -106,6 +117,9 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
   if (http !== undefined && (typeof http !== 'object' || http === null || (http.global !== undefined && typeof http.global !== 'boolean'))) {
     throw new RedlockArgumentError(`RedlockModule options.http must be an object like { global: true }, got ${JSON.stringify(http)}.`);
   }
+  if (nodeCheck !== undefined && !['off', 'warn', 'fail'].includes(nodeCheck)) {
+    throw new RedlockArgumentError(`RedlockModule options.nodeCheck must be 'off', 'warn' or 'fail', got ${String(nodeCheck)}.`);
+  }
   return {
     nodes,
     core,
@@ -113,5 +127,6 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
     lockedStatus: lockedStatus ?? d.lockedStatus,
     independenceCheck: independenceCheck ?? d.independenceCheck,
     http: { global: http?.global ?? d.http.global },
+    nodeCheck: nodeCheck ?? d.nodeCheck,
   };
 }

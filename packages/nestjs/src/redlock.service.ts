@@ -3,6 +3,7 @@ import { Redlock } from '@redlock-nest/core';
 import { checkIndependenceAtStartup } from './independence-check.js';
 import { LockServiceBase } from './lock-service.base.js';
 import { logLostLocks } from './lost-lock.logger.js';
+import { runStartupNodeCheck } from './node-check.startup.js';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition.js';
 import { resolveModuleOptions, type RedlockModuleOptions, type ResolvedRedlockModuleOptions } from './redlock-options.js';
 
@@ -42,6 +43,7 @@ export class RedlockService extends LockServiceBase<Redlock> implements OnModule
 
   /** Startup check that the nodes are independent masters (module option `independenceCheck`, default `'fail'`). */
   async onModuleInit(): Promise<void> {
+    await runStartupNodeCheck(this.redlock, this.options.nodeCheck, this.logger);
     await checkIndependenceAtStartup(this.redlock, this.options.independenceCheck, this.logger);
   }
 

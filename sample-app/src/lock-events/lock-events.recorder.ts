@@ -33,6 +33,8 @@ function detailOf(event: RedlockEventName, e: Record<string, unknown>): string {
       return `held ${ms(e.heldMs as number)}, released on ${e.released as number} node(s)`;
     case 'failure':
       return `${e.error as string} after ${e.attempts as number} attempt(s)`;
+    case 'forceRelease':
+      return `force-released on ${e.released as number} node(s): ${e.reason as string}`;
   }
 }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import type { NodeFinding } from '@redlock-nest/core';
 import { RedlockService } from '../redlock.service.js';
 import { canLock, probeNode, type NodeHealth } from './node-probe.js';
 
@@ -7,6 +8,13 @@ import { canLock, probeNode, type NodeHealth } from './node-probe.js';
 export interface RedlockHealthOptions {
   /** How long each node may take to answer (connecting included). Default {@link DEFAULT_REDLOCK_HEALTH_TIMEOUT_MS}. */
   readonly timeoutMs?: number;
+  /**
+   * Also run `redlock.checkNodes()` (persistence, eviction policy, clock rate, ACL, ...) and
+   * report its warn and error findings; an error finding makes the status `degraded`.
+   * Costs about half a second per call (the clock-rate sample): for a readiness or status
+   * page, not a tight liveness probe. Default false.
+   */
+  readonly checks?: boolean;
 }
 
 /** Default per-node probe timeout: long enough for a cold connect, short enough for a liveness probe. */
@@ -19,6 +27,8 @@ export interface RedlockHealthDetails {
   /** Nodes that answered and can hold locks (masters). */
   readonly reachable: number;
   readonly nodes: readonly NodeHealth[];
+  /** With `checks: true`: the warn and error findings of `checkNodes()` (labels only, never credentials). */
+  readonly findings?: readonly NodeFinding[];
 }
 
 /**
@@ -68,6 +78,7 @@ export class RedlockHealthIndicator {
     const data = { ...details, nodes: [...details.nodes] };
     if (details.reachable < details.quorum) return session.down(data);
     if (details.reachable < details.nodes.length) return session.degraded(data);
+    if (details.findings?.some((f) => f.level === 'error')) return session.degraded(data);
     return session.up(data);
   }
 
@@ -81,7 +92,11 @@ export class RedlockHealthIndicator {
   async inspect(options: RedlockHealthOptions = {}): Promise<RedlockHealthDetails> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_REDLOCK_HEALTH_TIMEOUT_MS;
     const redlock = this.locks.redlock;
-    const nodes = await Promise.all(redlock.nodes.map((node) => probeNode(node, timeoutMs)));
-    return { quorum: redlock.quorum, reachable: nodes.filter(canLock).length, nodes };
+    const [nodes, report] = await Promise.all([
+      Promise.all(redlock.nodes.map((node) => probeNode(node, timeoutMs))),
+      options.checks ? redlock.checkNodes() : undefined,
+    ]);
+    const details = { quorum: redlock.quorum, reachable: nodes.filter(canLock).length, nodes };
+    return report ? { ...details, findings: report.findings.filter((f) => f.level !== 'ok') } : details;
   }
 }

@@ -48,6 +48,7 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
       lockedStatus: options.lockedStatus ?? d.lockedStatus,
       independenceCheck: 'off',
       http: d.http,
+      nodeCheck: 'off',
     };
   }
 

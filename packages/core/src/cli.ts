@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+/**
+ * `redlock-nest`: the operators' command line.
+ *
+ *   redlock-nest check                                   exit 1 when a finding is an error
+ *   redlock-nest inspect <resource>
+ *   redlock-nest release --force <resource> --reason "…"
+ *   redlock-nest watch
+ *
+ * Nodes come from `--nodes url[,url…]` (repeatable) or `REDLOCK_NODES`. `--json` prints
+ * machine-readable output; `--prefix` is the Redlock `keyPrefix` (default `redlock:`).
+ */
+import { parseArgs } from 'node:util';
+import { ProgressLine, formatCheck, formatInspection, formatRelease, toJson } from './cli-output.js';
+import { watch } from './cli-watch.js';
+import { Redlock } from './redlock.js';
+
+const USAGE = `usage: redlock-nest <command> [options]
+
+commands:
+  check                              check every node; exit 1 when a finding is an error
+  inspect <resource>                 who holds <resource> on each node (owner as a short hash)
+  release --force <resource> --reason <text>
+                                     free a stuck lock everywhere and raise its fencing counter
+  watch                              print acquisitions and releases as they happen
+
+options:
+  --nodes <url[,url...]>             Redis nodes (repeatable); default: $REDLOCK_NODES
+  --prefix <keyPrefix>               the Redlock keyPrefix (default redlock:)
+  --timeout <ms>                     per-node timeout (default 500)
+  --json                             machine-readable output
+  -h, --help                         this text`;
+
+/** A usage error: printed with the usage, exit code 2. */
+class UsageError extends Error {}
+
+function nodesFrom(flags: readonly string[] | undefined): string[] {
+  const raw = flags && flags.length > 0 ? flags.join(',') : (process.env.REDLOCK_NODES ?? '');
+  const urls = raw.split(/[\s,]+/).filter((u) => u !== '');
+  if (urls.length === 0) throw new UsageError('no nodes: pass --nodes redis://host:6379,... or set REDLOCK_NODES');
+  return urls;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      nodes: { type: 'string', multiple: true },
+      prefix: { type: 'string' },
+      timeout: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
+      reason: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [command, resource, ...extra] = positionals;
+  if (values.help || command === undefined) {
+    process.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  const urls = nodesFrom(values.nodes);
+  const keyPrefix = values.prefix ?? 'redlock:';
+  const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--timeout must be a positive number of ms, got ${values.timeout}`);
+  const print = (text: string): void => void process.stdout.write(`${text}\n`);
+
+  if (command === 'watch') {
+    const stop = await watch({ urls, keyPrefix, json: values.json, out: print, err: (t) => void process.stderr.write(`${t}\n`) });
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await stop();
+    return 0;
+  }
+
+  const redlock = new Redlock(urls, {
+    keyPrefix,
+    restartRule: false,
+    ...(timeout !== undefined ? { nodeTimeoutMs: timeout } : {}),
+    onWarning: (m) => void process.stderr.write(`warning: ${m}\n`),
+  });
+  try {
+    switch (command) {
+      case 'check': {
+        const progress = new ProgressLine(redlock.nodes.map((n) => n.label));
+        const report = await redlock.checkNodes({ onNodeDone: (node) => progress.done(node) }).finally(() => progress.stop());
+        print(values.json ? toJson({ quorum: redlock.quorum, ...report }) : formatCheck(report, redlock.quorum));
+        return report.ok ? 0 : 1;
+      }
+      case 'inspect': {
+        if (!resource) throw new UsageError('inspect needs a resource: redlock-nest inspect <resource>');
+        const state = await redlock.inspect(resource);
+        print(values.json ? toJson(state) : formatInspection(state));
+        return 0;
+      }
+      case 'release': {
+        if (!resource) throw new UsageError('release needs a resource: redlock-nest release --force <resource> --reason "..."');
+        if (!values.force) throw new UsageError('release frees a lock someone may hold: confirm with --force');
+        if (!values.reason) throw new UsageError('release needs --reason "...": it goes to the audit event');
+        const result = await redlock.forceRelease(resource, { reason: values.reason });
+        print(values.json ? toJson({ ...result, reason: values.reason }) : formatRelease(result, values.reason));
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown command: ${command}`);
+    }
+  } finally {
+    await redlock.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError || (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`redlock-nest: ${err.message}\n\n${USAGE}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    process.stderr.write(`redlock-nest: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,165 @@
+/**
+ * Operators' tools: `inspect` (who holds a resource, per node, without exposing the owner
+ * token) and `forceRelease` (free a stuck lock everywhere and move the fencing counter past
+ * every token handed out, so the old holder's token is stale from then on).
+ */
+import { createHash } from 'node:crypto';
+import { QuorumUnavailableError, RedlockArgumentError } from './errors.js';
+import { defineScript, type LockNode } from './lock-node.js';
+import type { ForceReleaseEvent } from './events.js';
+import type { NodeOutcome } from './node-outcome.js';
+import { runRound } from './round.js';
+
+/** One node's view of a resource. */
+export interface NodeLockState {
+  /** `host:port` (never credentials). */
+  readonly node: string;
+  readonly reachable: boolean;
+  readonly error?: string;
+  /** Whether the lock key exists on this node. */
+  readonly held: boolean;
+  /** Remaining TTL of the lock key, ms. */
+  readonly ttlMs?: number;
+  /** First 12 hex digits of SHA-256 of the owner token: tells holders apart, reveals nothing. */
+  readonly owner?: string;
+  /** The fencing counter (decimal), when the resource was ever fenced. */
+  readonly fencingCounter?: string;
+  /** Connections subscribed to the resource's release notices (waiting processes), when PUBSUB is allowed. */
+  readonly waiters?: number;
+}
+
+/** What `inspect()` found. */
+export interface LockInspection {
+  readonly resource: string;
+  readonly nodes: readonly NodeLockState[];
+  /** The owner hash held on a majority of nodes, if any: that owner holds the lock. */
+  readonly holder?: string;
+  readonly quorum: number;
+}
+
+/** What `forceRelease()` did. */
+export interface ForceReleaseResult {
+  readonly resource: string;
+  /** Nodes where a lock key was deleted. */
+  readonly released: number;
+  /** The fencing counter after the release: above every token handed out before. */
+  readonly fencingCounter: bigint;
+  readonly nodes: readonly NodeOutcome[];
+}
+
+/** What the tools need of their Redlock. */
+export interface OperatorContext {
+  readonly nodes: readonly LockNode[];
+  readonly quorum: number;
+  readonly timeoutMs: number;
+  readonly lockKey: string;
+  readonly fenceKey: string;
+}
+
+/** KEYS: lock key, fence key. Returns {owner or false, pttl, counter or false}. */
+const INSPECT_SCRIPT = defineScript(
+  'inspect',
+  `return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}`,
+);
+
+/**
+ * KEYS: lock key, fence key; ARGV: the counter to raise the fence key to (decimal).
+ * Deletes the lock key whoever holds it, publishes the release (waiters wake), raises the
+ * counter. Returns the number of lock keys deleted (0 or 1).
+ */
+const FORCE_RELEASE_SCRIPT = defineScript(
+  'force-release',
+  `local deleted = redis.call('DEL', KEYS[1])
+if deleted > 0 then redis.call('PUBLISH', KEYS[1], '1') end
+local cur = redis.call('GET', KEYS[2])
+local v = ARGV[1]
+if not cur or #cur < #v or (#cur == #v and cur < v) then redis.call('SET', KEYS[2], v) end
+return deleted`,
+);
+
+/** A short, one-way name for an owner token. */
+export function ownerHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 12);
+}
+
+async function waiters(node: LockNode, channel: string): Promise<number | undefined> {
+  const client = node.client as { call?: (...args: string[]) => Promise<unknown> };
+  if (!client.call) return undefined;
+  try {
+    const reply = await node.call(() => client.call!('PUBSUB', 'NUMSUB', channel));
+    return Array.isArray(reply) ? Number(reply[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads the resource's lock key, TTL, fencing counter and waiters on every node. */
+export async function inspectResource(ctx: OperatorContext, resource: string): Promise<LockInspection> {
+  const round = await runRound(
+    ctx.nodes,
+    (node) => node.run(INSPECT_SCRIPT, [ctx.lockKey, ctx.fenceKey], []),
+    (reply) => ({ status: 'ok' as const, value: reply as [string | null, number, string | null] }),
+    { quorum: ctx.quorum, timeoutMs: ctx.timeoutMs, early: false },
+  );
+  const counts = await Promise.all(ctx.nodes.map((node, i) => (round.outcomes[i]!.status === 'ok' ? waiters(node, ctx.lockKey) : undefined)));
+  const nodes = round.outcomes.map((o, i): NodeLockState => {
+    const value = round.values[i];
+    if (o.status !== 'ok' || !value) return { node: o.node, reachable: false, held: false, error: o.error ?? o.status };
+    const [owner, pttl, counter] = value;
+    const w = counts[i];
+    return {
+      node: o.node,
+      reachable: true,
+      held: typeof owner === 'string',
+      ...(typeof owner === 'string' ? { owner: ownerHash(owner), ttlMs: Number(pttl) } : {}),
+      ...(typeof counter === 'string' ? { fencingCounter: counter } : {}),
+      ...(w !== undefined ? { waiters: w } : {}),
+    };
+  });
+  const tally = new Map<string, number>();
+  for (const n of nodes) if (n.owner) tally.set(n.owner, (tally.get(n.owner) ?? 0) + 1);
+  const holder = [...tally].find(([, count]) => count >= ctx.quorum)?.[0];
+  return { resource, nodes, quorum: ctx.quorum, ...(holder ? { holder } : {}) };
+}
+
+/**
+ * Deletes the resource's lock on every node, whoever holds it, and raises its fencing
+ * counter to one above the largest a quorum reports (every token handed out was written
+ * back to a majority, and every quorum meets that majority).
+ *
+ * @throws {RedlockArgumentError} without a reason.
+ * @throws {QuorumUnavailableError} fewer than a quorum of nodes answered.
+ */
+export async function forceReleaseResource(
+  ctx: OperatorContext,
+  resource: string,
+  options: unknown,
+  audit: (event: ForceReleaseEvent) => void,
+): Promise<ForceReleaseResult> {
+  const reason = (options as { reason?: unknown } | null | undefined)?.reason;
+  if (typeof reason !== 'string' || reason.trim() === '') {
+    throw new RedlockArgumentError('forceRelease(resource, { reason }) needs a non-empty reason: it goes to the audit event.');
+  }
+  const state = await inspectResource(ctx, resource);
+  const answered = state.nodes.filter((n) => n.reachable).length;
+  const fail = (nodes: readonly NodeOutcome[], why: string): never => {
+    throw new QuorumUnavailableError({ resources: [resource], attempts: 1, nodes, quorum: ctx.quorum, reason: why });
+  };
+  const outcomes = (): NodeOutcome[] =>
+    state.nodes.map((n) => (n.reachable ? { node: n.node, status: 'ok' } : { node: n.node, status: 'error', error: n.error ?? 'unreachable' }));
+  if (answered < ctx.quorum) fail(outcomes(), `only ${answered} node(s) answered: the largest fencing token cannot be known`);
+  let highest = 0n;
+  for (const n of state.nodes) if (n.fencingCounter !== undefined && BigInt(n.fencingCounter) > highest) highest = BigInt(n.fencingCounter);
+  const target = highest + 1n;
+  const round = await runRound(
+    ctx.nodes,
+    (node) => node.run(FORCE_RELEASE_SCRIPT, [ctx.lockKey, ctx.fenceKey], [String(target)]),
+    (reply) => ({ status: 'ok' as const, value: Number(reply) }),
+    { quorum: ctx.quorum, timeoutMs: ctx.timeoutMs, early: false },
+  );
+  if (round.ok < ctx.quorum) fail(round.outcomes, `the release reached only ${round.ok} node(s); run it again`);
+  const released = round.values.reduce<number>((sum, v) => sum + (v ?? 0), 0);
+  audit({ resources: [resource], reason, holder: state.holder, released, fencingCounter: String(target), nodes: round.outcomes });
+  return { resource, released, fencingCounter: target, nodes: round.outcomes };
+}
+

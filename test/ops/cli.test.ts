@@ -1,0 +1,158 @@
+/**
+ * The `redlock-nest` CLI end to end: the built bin spawned as a child process against
+ * spawned redis-servers, exit codes, human and --json output, and the progress line.
+ * Needs `npm run build` first (it runs packages/core/dist/cli.js).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Redlock } from '@redlock-nest/core';
+import { Redis } from 'ioredis';
+import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
+import { RedisServer } from '../harness/redis-server.js';
+import { uniqueResource } from '../harness/test-utils.js';
+
+const BIN = fileURLToPath(new URL('../../packages/core/dist/cli.js', import.meta.url));
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function start(args: readonly string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, [...CHILD_GUARD_ARGS, BIN, ...args], {
+    env: { ...process.env, NODE_OPTIONS: '', REDLOCK_NODES: '', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs the CLI to completion. */
+function cli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = start(args, env);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Resolves with the accumulated text once `stream` has printed something matching `pattern`. */
+function printed(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (d: Buffer): void => {
+      text += d.toString();
+      if (pattern.test(text)) {
+        stream.off('data', onData);
+        resolve(text);
+      }
+    };
+    stream.on('data', onData);
+  });
+}
+
+describe('redlock-nest CLI', () => {
+  let good: RedisServer;
+  let evicting: RedisServer;
+  let watched: RedisServer;
+  const redlocks: Redlock[] = [];
+  beforeAll(async () => {
+    [good, evicting, watched] = await Promise.all([
+      RedisServer.start({ persistent: true }),
+      RedisServer.start({ args: ['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru'] }),
+      RedisServer.start({ args: ['--notify-keyspace-events', 'K$x'] }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all(redlocks.map((r) => r.close()));
+    await Promise.all([good, evicting, watched].map((s) => s?.stop()));
+  });
+
+  function redlock(url: string): Redlock {
+    const r = new Redlock([url], { onWarning: () => undefined });
+    redlocks.push(r);
+    return r;
+  }
+
+  it('check exits 1 on an eviction policy with maxmemory and says so, with the fix', async () => {
+    const run = await cli(['check', '--nodes', evicting.url]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/ERROR\s+eviction\s+maxmemory-policy allkeys-lru/);
+    expect(run.stdout).toMatch(/fix: CONFIG SET maxmemory-policy noeviction/);
+    expect(run.stdout).toMatch(/1 error\(s\)/);
+  });
+
+  it('check --json exits 0 on a well-configured node, nodes from REDLOCK_NODES', async () => {
+    const run = await cli(['check', '--json'], { REDLOCK_NODES: good.url });
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { ok: boolean; findings: Array<{ level: string }> };
+    expect(report.ok).toBe(true);
+    expect(report.findings.filter((f) => f.level !== 'ok')).toEqual([]);
+  });
+
+  it('check shows a progress line on stderr while a node does not answer', async () => {
+    const slow = await RedisServer.start();
+    try {
+      slow.pause();
+      const run = await cli(['check', '--timeout', '1500', '--nodes', `${good.url},${slow.url}`]);
+      expect(run.stderr).toContain(`probing: waiting for 127.0.0.1:${slow.port}`);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toMatch(/ERROR\s+reachable\s+not reachable/);
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it('no nodes, an unknown command, or release without --force: exit 2 with the usage', async () => {
+    for (const args of [['check'], ['frobnicate', '--nodes', good.url], ['release', 'x', '--reason', 'r', '--nodes', good.url]]) {
+      const run = await cli(args);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/usage: redlock-nest/);
+    }
+  });
+
+  it('inspect shows the holder as a hash, and release --force frees it and raises the fencing counter', async () => {
+    const resource = uniqueResource('cli');
+    const lock = await redlock(good.url).acquire(resource, 30_000, { fencing: true });
+    const inspected = await cli(['inspect', resource, '--json', '--nodes', good.url]);
+    expect(inspected.code).toBe(0);
+    const state = JSON.parse(inspected.stdout) as { holder: string; nodes: Array<{ held: boolean; fencingCounter: string }> };
+    expect(state.holder).toMatch(/^[0-9a-f]{12}$/);
+    expect(state.nodes[0]).toMatchObject({ held: true, fencingCounter: String(lock.fencingToken) });
+    expect(inspected.stdout).not.toContain(lock.value);
+
+    const human = await cli(['inspect', resource, '--nodes', good.url]);
+    expect(human.stdout).toContain(`${resource}: held by ${state.holder}`);
+
+    const released = await cli(['release', '--force', resource, '--reason', 'stuck after deploy', '--nodes', good.url]);
+    expect(released.code).toBe(0);
+    expect(released.stdout).toContain(`force-released ${resource}: deleted on 1 node(s), fencing counter now ${lock.fencingToken! + 1n}`);
+    const admin = new Redis(good.url);
+    try {
+      expect(await admin.get(`redlock:lock:${resource}`)).toBeNull();
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('watch prints acquisitions and releases as they happen, and exits 0 on SIGINT', async () => {
+    const child = start(['watch', '--json', '--nodes', watched.url]);
+    const out: string[] = [];
+    child.stdout.on('data', (d: Buffer) => out.push(d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await printed(child.stderr, /watching 1 node/);
+    const resource = uniqueResource('watched');
+    const seen = printed(child.stdout, /"released"/);
+    const lock = await redlock(watched.url).acquire(resource, 10_000);
+    await lock.release();
+    await seen;
+    const events = out.join('').trim().split('\n').map((line) => JSON.parse(line) as { event: string; resource: string; nodes: number });
+    expect(events.filter((e) => e.resource === resource).map((e) => e.event)).toEqual(['acquired', 'released']);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+});
