@@ -8,6 +8,8 @@ import {
 import { classifyRound, type AttemptFailure } from './attempt-failure.js';
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
+import { IndependenceWatch } from './independence-watch.js';
+import { settleExtend } from './extend-outcome.js';
 import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './node-check.js';
 import { forceReleaseResource, inspectResource, type ForceReleaseResult, type LockInspection, type OperatorContext } from './operator.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
@@ -30,7 +32,7 @@ import { toClient, type RedisNodeInput } from './redis-client.js';
 import { runRound } from './round.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
-import { parseReleaseReply, releaseOnNode } from './scripts/release.js';
+import { parseReleaseReply, releaseOnNode, releasePartialHolds } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { RestartRule } from './restart-rule.js';
 import { jittered } from './wait.js';
@@ -40,15 +42,6 @@ import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 /** 128 bits from the CSPRNG, URL-safe. */
 function newOwnerToken(): string {
   return randomBytes(16).toString('base64url');
-}
-
-/**
- * Nodes on which an attempt may have left our key: all but those that answered that
- * someone else holds it. An `error` counts too: a reply lost on a dropped connection
- * or a client-side command timeout says nothing about whether the SET landed.
- */
-function mayHold(outcome: NodeOutcome): boolean {
-  return outcome.status !== 'held';
 }
 
 /**
@@ -75,7 +68,7 @@ export class Redlock extends RedlockTelemetry {
   /** Attempts under way: close() lets them finish, so a lock they win is released, not leaked. */
   private readonly attempting = new Set<Promise<unknown>>();
   private readonly ops: LockOperations;
-  private independence: Promise<NodeReport[]> | undefined;
+  private readonly independence: IndependenceWatch;
   private closing: Promise<void> | undefined;
   /** Wakes waiters on release notices; opens no connection until something waits. */
   protected readonly releaseNotices: ReleaseNotifier;
@@ -103,6 +96,7 @@ export class Redlock extends RedlockTelemetry {
     }
     this.nodes = created;
     this.quorum = Math.floor(created.length / 2) + 1;
+    this.independence = new IndependenceWatch(created, this.options.nodeTimeoutMs * 4);
     const rule = this.options.restartRule;
     this.restarts = rule ? new RestartRule(created, { keyPrefix: this.options.keyPrefix, maxTtlMs: rule.maxTtlMs, onWarning: this.options.onWarning }) : undefined;
     // Linger past one attempt (acquire round + release of partial holds + fencing round),
@@ -282,43 +276,7 @@ export class Redlock extends RedlockTelemetry {
     // async: a closed instance rejects like every other operation instead of throwing synchronously.
     this.assertOpen();
     if (!this.options.checkIndependence) return checkNodeIndependence(this.nodes, this.options.nodeTimeoutMs * 4);
-    if (!this.independence) {
-      const check = checkNodeIndependence(this.nodes, this.options.nodeTimeoutMs * 4).then(
-        (reports) => {
-          this.recheckWhenReachable(check, reports);
-          return reports;
-        },
-        (err: unknown) => {
-          // A failure to ask is retried on the next call; a misconfiguration is final.
-          if (!(err instanceof Error && err.name === 'NodeIndependenceError') && this.independence === check) {
-            this.independence = undefined;
-          }
-          throw err;
-        },
-      );
-      this.independence = check;
-    }
-    return this.independence;
-  }
-
-  /**
-   * A node that was down when the nodes were checked was not checked at all: once it
-   * connects, the check runs again, so a node that comes up as a replica (or as a second
-   * address of another node) fails every later operation instead of going unnoticed.
-   */
-  private recheckWhenReachable(check: Promise<NodeReport[]>, reports: readonly NodeReport[]): void {
-    // The first of the missing nodes to connect re-runs the check (for all nodes); the
-    // others' callbacks then find a newer check in place and do nothing.
-    const recheck = (): void => {
-      if (this.closing || this.independence !== check) return;
-      this.independence = undefined;
-      // Handled here; an operation that awaits the stored check sees the same outcome.
-      this.checkIndependence().catch(() => undefined);
-    };
-    // Event-driven only: a node that answers TCP but not INFO (paused) is not polled.
-    reports.forEach((report, i) => {
-      if (!report.reachable) this.nodes[i]!.onNextReady(recheck);
-    });
+    return this.independence.check();
   }
 
   /**
@@ -397,6 +355,7 @@ export class Redlock extends RedlockTelemetry {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.independence.stop();
       await Promise.allSettled([...this.attempting]);
       const held = [...this.active];
       for (const lock of held) lock.lose('released');
@@ -496,23 +455,12 @@ export class Redlock extends RedlockTelemetry {
       };
     }
     if (failure) {
-      this.releaseOn(round.outcomes, keys, token);
+      releasePartialHolds(this.nodes, round.outcomes, keys, token);
       return failure;
     }
     const lock = new Lock({ resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) }, this.ops);
     this.active.add(lock);
     return lock;
-  }
-
-  /**
-   * Releases a failed attempt's possible holds, so our own partial holds never block our
-   * retry. Sent, not awaited: each node runs commands of one connection in order, so the
-   * release is applied before our next attempt on that node, without costing a round trip.
-   */
-  private releaseOn(outcomes: readonly NodeOutcome[], keys: readonly string[], token: string): void {
-    for (let i = 0; i < this.nodes.length; i++) {
-      if (mayHold(outcomes[i]!)) releaseOnNode(this.nodes[i]!, keys, token).catch(() => undefined);
-    }
   }
 
   private async extendLock(lock: Lock, ttlMs: number): Promise<readonly NodeOutcome[]> {
@@ -525,24 +473,7 @@ export class Redlock extends RedlockTelemetry {
       parseExtendReply,
       { quorum: this.quorum, timeoutMs: this.nodeTimeout(ttlMs), early: true },
     );
-    const expiresAtMono = start + ttlMs - this.drift(ttlMs);
-    if (round.ok >= this.quorum && expiresAtMono > performance.now()) {
-      lock.setExpiry(expiresAtMono);
-      return round.outcomes;
-    }
-    const gone = round.outcomes.filter((o) => o.status === 'absent').length;
-    if (gone > this.nodes.length - this.quorum) throw lock.lose('not-owner', round.outcomes);
-    // Any node, even one that timed out, may have applied the new ttl: when that ends sooner
-    // than the current validity (a shorter ttl, or a round slower than it), only it is certain.
-    if (expiresAtMono < performance.now() + lock.remainingMs) lock.setExpiry(expiresAtMono);
-    if (lock.remainingMs <= 0) throw lock.lose('expired', round.outcomes);
-    throw new QuorumUnavailableError({
-      resources: lock.resources,
-      attempts: 1,
-      nodes: round.outcomes,
-      quorum: this.quorum,
-      reason: `extend reached only ${round.ok} node(s); the lock stays valid until its current expiration`,
-    });
+    return settleExtend(lock, round, start + ttlMs - this.drift(ttlMs), this.quorum);
   }
 
   private async releaseLock(lock: Lock): Promise<ReleaseResult> {

@@ -1,4 +1,5 @@
 import { defineScript, type LockNode } from '../lock-node.js';
+import type { NodeOutcome } from '../node-outcome.js';
 import type { ParsedReply } from '../round.js';
 
 /**
@@ -31,4 +32,22 @@ export function releaseOnNode(node: LockNode, keys: readonly string[], token: st
 export function parseReleaseReply(reply: unknown): ParsedReply<number> {
   const released = Number(reply);
   return released > 0 ? { status: 'ok', value: released } : { status: 'absent' };
+}
+
+/**
+ * Releases a failed attempt's possible holds, so our own partial holds never block our retry:
+ * on every node but those that answered that someone else holds the key. An `error` or a
+ * timeout counts too: a reply lost on a dropped connection or a client-side timeout says nothing
+ * about whether the SET landed. Sent, not awaited: each node runs one connection's commands in
+ * order, so the release is applied before our next attempt there, without costing a round trip.
+ */
+export function releasePartialHolds(
+  nodes: readonly LockNode[],
+  outcomes: readonly NodeOutcome[],
+  keys: readonly string[],
+  token: string,
+): void {
+  for (let i = 0; i < nodes.length; i++) {
+    if (outcomes[i]!.status !== 'held') releaseOnNode(nodes[i]!, keys, token).catch(() => undefined);
+  }
 }
