@@ -91,7 +91,7 @@ export class Redlock extends RedlockTelemetry {
     const created: LockNode[] = [];
     try {
       for (let i = 0; i < nodes.length; i++) {
-        created.push(new LockNode(toClient(nodes[i]!, i, this.options.nodeTimeoutMs, this.options.onWarning)));
+        created.push(new LockNode(toClient(nodes[i] as RedisNodeInput, i, this.options.nodeTimeoutMs, this.options.onWarning)));
       }
     } catch (err) {
       for (const node of created) void node.close();

@@ -54,7 +54,7 @@ export function runRound<T>(
 ): Promise<RoundResult<T>> {
   const n = nodes.length;
   const outcomes: NodeOutcome[] = nodes.map((node) => ({ node: node.label, status: 'pending' }));
-  const values: Array<T | undefined> = new Array(n);
+  const values = new Array<T | undefined>(n);
   let ok = 0;
   let notOk = 0;
   let settled = 0;
@@ -74,7 +74,7 @@ export function runRound<T>(
       }
       finish();
     }, timeoutMs);
-    timer.unref?.();
+    timer.unref();
     const record = (i: number, outcome: NodeOutcome): void => {
       if (done) {
         late?.(i, outcome, outcome.status === 'ok' ? values[i] : undefined);

@@ -68,8 +68,8 @@ export interface ResolvedRedlockModuleOptions {
 export const DEFAULT_REDLOCK_MODULE_OPTIONS = Object.freeze({
   /** Long enough for most request handlers; the watchdog extends it every ttl/3 anyway. */
   ttl: 10_000,
-  lockedStatus: 409 as LockedStatus,
-  independenceCheck: 'warn' as IndependenceCheckMode,
+  lockedStatus: 409,
+  independenceCheck: 'warn',
   /** `@WithLock` handlers lock when called unless asked for app-wide (a global guard changes every route). */
   http: Object.freeze({ global: false }),
 });
@@ -91,7 +91,8 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) {
     throw new RedlockArgumentError(`RedlockModule options.ttl must be a whole number of ms ≥ 1, got ${String(ttl)}.`);
   }
-  if (lockedStatus !== undefined && lockedStatus !== 409 && lockedStatus !== 423) {
+  const givenStatus: unknown = lockedStatus; // JavaScript callers can pass anything
+  if (givenStatus !== undefined && givenStatus !== 409 && givenStatus !== 423) {
     throw new RedlockArgumentError(`RedlockModule options.lockedStatus must be 409 or 423, got ${String(lockedStatus)}.`);
   }
   if (independenceCheck !== undefined && !['off', 'warn', 'fail'].includes(independenceCheck)) {
@@ -99,7 +100,9 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
       `RedlockModule options.independenceCheck must be 'off', 'warn' or 'fail', got ${String(independenceCheck)}.`,
     );
   }
-  if (http !== undefined && (typeof http !== 'object' || http === null || (http.global !== undefined && typeof http.global !== 'boolean'))) {
+  const givenHttp: unknown = http; // JavaScript callers can pass anything
+  const givenGlobal = (givenHttp as { global?: unknown } | null | undefined)?.global;
+  if (givenHttp !== undefined && (typeof givenHttp !== 'object' || givenHttp === null || (givenGlobal !== undefined && typeof givenGlobal !== 'boolean'))) {
     throw new RedlockArgumentError(`RedlockModule options.http must be an object like { global: true }, got ${JSON.stringify(http)}.`);
   }
   return {

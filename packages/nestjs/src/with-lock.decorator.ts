@@ -16,7 +16,7 @@ export interface WithLockDefinition {
 
 function nameOf(target: object, propertyKey: string | symbol): string {
   const cls = typeof target === 'function' ? target : target.constructor;
-  return `${cls?.name || 'anonymous class'}.${String(propertyKey)}`;
+  return `${cls.name || 'anonymous class'}.${String(propertyKey)}`;
 }
 
 /**
@@ -67,7 +67,7 @@ export function WithLock(key: LockKey, options?: WithLockOptions): MethodDecorat
       } catch (err) {
         return Promise.reject(err);
       }
-      return service.runLocked(resources, opts, () => original.apply(this, args), `@WithLock on ${where}`);
+      return service.runLocked(resources, opts, (): unknown => original.apply(this, args), `@WithLock on ${where}`);
     };
     adoptIdentity(wrapper, original);
     Reflect.defineMetadata(WITH_LOCK_METADATA, { key, options: opts } satisfies WithLockDefinition, wrapper);

@@ -119,13 +119,13 @@ export class RedisServer {
       const onData = (chunk: Buffer): void => {
         log += chunk.toString();
         if (log.includes('Ready to accept connections')) {
-          child.stdout?.off('data', onData);
-          child.stdout?.resume();
+          child.stdout.off('data', onData);
+          child.stdout.resume();
           resolve();
         }
       };
-      child.stdout?.on('data', onData);
-      child.stderr?.resume();
+      child.stdout.on('data', onData);
+      child.stderr.resume();
       child.once('error', reject);
       child.once('exit', (code, signal) => {
         if (this.child === child) {
