@@ -140,5 +140,4 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
     redlockServices.delete(this);
     await this.redlock.close();
   }
-
 }
