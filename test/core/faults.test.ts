@@ -25,11 +25,7 @@ describe('node faults (5 nodes)', () => {
     for (const i of [0, 1, 2]) expect(await fx.node(i).pttl(lockKey(resource))).toBeGreaterThan(10_000);
 
     const result = await lock.release();
-    expect(
-      statuses(result.nodes)
-        .slice(3)
-        .every((s) => s === 'error' || s === 'pending'),
-    ).toBe(true);
+    expect(statuses(result.nodes).slice(3).every((s) => s === 'error' || s === 'pending')).toBe(true);
     expect(result.released).toBe(result.nodes.filter((n) => n.status === 'ok').length);
     await until(async () => (await fx.values(resource, [0, 1, 2])).every((v) => v === null), 'the release reached the live nodes');
     // Free again for someone else.

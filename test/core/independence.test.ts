@@ -97,11 +97,7 @@ describe('node independence, nodes that come up later', () => {
 
       await late.restart(); // back, still configured as a replica of nodes[0]
       await until(
-        async () =>
-          (await redlock.checkIndependence().then(
-            () => undefined,
-            (e: unknown) => e,
-          )) instanceof NodeIndependenceError,
+        async () => (await redlock.checkIndependence().then(() => undefined, (e: unknown) => e)) instanceof NodeIndependenceError,
         'the re-check after the late node connected',
       );
       const err = await rejection(redlock.acquire(uniqueResource('late-replica'), 10_000));

@@ -324,3 +324,4 @@ describe('several apps in one process', () => {
     }
   });
 });
+

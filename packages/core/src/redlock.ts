@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { LockNotAcquiredError, QuorumUnavailableError, RedlockArgumentError, RedlockClosedError } from './errors.js';
+import {
+  LockNotAcquiredError,
+  QuorumUnavailableError,
+  RedlockArgumentError,
+  RedlockClosedError,
+} from './errors.js';
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
@@ -29,7 +34,8 @@ import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 
 /** Why one attempt failed. */
 type AttemptFailure =
-  { kind: 'held'; nodes: NodeOutcome[]; retryAfterMs: number | undefined } | { kind: 'unavailable'; nodes: NodeOutcome[]; reason?: string };
+  | { kind: 'held'; nodes: NodeOutcome[]; retryAfterMs: number | undefined }
+  | { kind: 'unavailable'; nodes: NodeOutcome[]; reason?: string };
 
 /** 128 bits from the CSPRNG, URL-safe. */
 function newOwnerToken(): string {
@@ -105,12 +111,7 @@ export class Redlock extends RedlockTelemetry {
         this.releaseNotices.noteRelease(lock.keys);
         return this.observeRelease(lock, () => this.releaseLock(lock));
       },
-      fence: (lock) =>
-        fenceHeldLock(
-          this.fencingContext(this.options.nodeTimeoutMs),
-          lock,
-          lock.resources.map((r) => this.fenceKey(r)),
-        ),
+      fence: (lock) => fenceHeldLock(this.fencingContext(this.options.nodeTimeoutMs), lock, lock.resources.map((r) => this.fenceKey(r))),
       lost: (lock, error) => {
         // No longer held: not counted, and not kept alive by us if its owner never releases it.
         this.active.delete(lock);
@@ -405,10 +406,7 @@ export class Redlock extends RedlockTelemetry {
       this.releaseOn(round.outcomes, keys, token);
       return failure;
     }
-    const lock = new Lock(
-      { resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) },
-      this.ops,
-    );
+    const lock = new Lock({ resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) }, this.ops);
     this.active.add(lock);
     return lock;
   }
@@ -445,11 +443,12 @@ export class Redlock extends RedlockTelemetry {
   private async extendLock(lock: Lock, ttlMs: number): Promise<readonly NodeOutcome[]> {
     this.checkValidity(ttlMs);
     const start = performance.now();
-    const round = await runRound(this.nodes, (node) => extendOnNode(node, lock.keys, lock.value, ttlMs), parseExtendReply, {
-      quorum: this.quorum,
-      timeoutMs: this.nodeTimeout(ttlMs),
-      early: true,
-    });
+    const round = await runRound(
+      this.nodes,
+      (node) => extendOnNode(node, lock.keys, lock.value, ttlMs),
+      parseExtendReply,
+      { quorum: this.quorum, timeoutMs: this.nodeTimeout(ttlMs), early: true },
+    );
     const expiresAtMono = start + ttlMs - this.drift(ttlMs);
     if (round.ok >= this.quorum && expiresAtMono > performance.now()) {
       lock.setExpiry(expiresAtMono);

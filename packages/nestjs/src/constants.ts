@@ -12,3 +12,4 @@ export const REDLOCK_SERVICE_BINDING: unique symbol = Symbol('redlock-nest:servi
 
 /** Marks a class prototype that has at least one `@WithLock` method, so discovery binds only those. */
 export const HAS_LOCKED_METHODS: unique symbol = Symbol('redlock-nest:has-locked-methods');
+

@@ -77,11 +77,15 @@ export const DEFAULT_REDLOCK_MODULE_OPTIONS = Object.freeze({
 /** Merges user options over {@link DEFAULT_REDLOCK_MODULE_OPTIONS} and validates the module-level ones. */
 export function resolveModuleOptions(options: RedlockModuleOptions | undefined): ResolvedRedlockModuleOptions {
   if (!options || typeof options !== 'object') {
-    throw new RedlockArgumentError('RedlockModule.forRoot() needs options: RedlockModule.forRoot({ nodes: ["redis://host:6379"] }).');
+    throw new RedlockArgumentError(
+      'RedlockModule.forRoot() needs options: RedlockModule.forRoot({ nodes: ["redis://host:6379"] }).',
+    );
   }
   const { nodes, ttl, lockedStatus, independenceCheck, http, ...core } = options;
   if (!Array.isArray(nodes) || nodes.length === 0) {
-    throw new RedlockArgumentError('RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }.');
+    throw new RedlockArgumentError(
+      'RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }.',
+    );
   }
   const d = DEFAULT_REDLOCK_MODULE_OPTIONS;
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) {
@@ -98,10 +102,7 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
   }
   const givenHttp: unknown = http; // JavaScript callers can pass anything
   const givenGlobal = (givenHttp as { global?: unknown } | null | undefined)?.global;
-  if (
-    givenHttp !== undefined &&
-    (typeof givenHttp !== 'object' || givenHttp === null || (givenGlobal !== undefined && typeof givenGlobal !== 'boolean'))
-  ) {
+  if (givenHttp !== undefined && (typeof givenHttp !== 'object' || givenHttp === null || (givenGlobal !== undefined && typeof givenGlobal !== 'boolean'))) {
     throw new RedlockArgumentError(`RedlockModule options.http must be an object like { global: true }, got ${JSON.stringify(http)}.`);
   }
   return {

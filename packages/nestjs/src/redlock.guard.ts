@@ -1,4 +1,11 @@
-import { BadRequestException, Inject, Injectable, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  BadRequestException,
+  Inject,
+  Injectable,
+  Optional,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { LockNotAcquiredError, type UsingOptions } from '@redlock-nest/core';
 import { LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';

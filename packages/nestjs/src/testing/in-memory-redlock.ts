@@ -66,14 +66,7 @@ export class InMemoryRedlock extends RedlockEmitter {
         const ok = this.table.extend(lock.resources, lock.value, ttlMs);
         const nodes: NodeOutcome[] = [{ node: NODE, status: ok ? 'ok' : 'absent' }];
         const report = (error: string | undefined): void =>
-          this.notify('extend', () => ({
-            resources: lock.resources,
-            ttlMs,
-            ok: !error,
-            durationMs: performance.now() - start,
-            error,
-            nodes,
-          }));
+          this.notify('extend', () => ({ resources: lock.resources, ttlMs, ok: !error, durationMs: performance.now() - start, error, nodes }));
         if (!ok) {
           const lost = lock.lose('not-owner', nodes);
           report(lost.name);
@@ -160,7 +153,7 @@ export class InMemoryRedlock extends RedlockEmitter {
         attempts: progress.attempts,
         durationMs: performance.now() - start,
         error: errorName(err),
-        nodes: (err as { nodes?: readonly NodeOutcome[] } | null)?.nodes ?? [],
+        nodes: ((err as { nodes?: readonly NodeOutcome[] } | null)?.nodes) ?? [],
       }));
       throw err;
     }

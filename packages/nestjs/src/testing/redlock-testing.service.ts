@@ -140,4 +140,5 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
     redlockServices.delete(this);
     await this.redlock.close();
   }
+
 }
