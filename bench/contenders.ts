@@ -47,7 +47,7 @@ class PollingRedlock extends OurRedlock {
       const timer = setTimeout(resolve, ms);
       signal?.addEventListener('abort', () => {
         clearTimeout(timer);
-        reject(signal.reason);
+        reject(signal.reason as unknown);
       });
     });
   }

@@ -14,10 +14,11 @@ function send(m: FromChild): void {
 const contender = await createContender(name, JSON.parse(urlsJson) as string[]);
 await (await contender.acquire(`${key}:warm:${process.pid}`, TTL)).release();
 
-let stopped = false;
+// Widened: the message handler sets these while the loop awaits; TypeScript would narrow them to `false`.
+let stopped = false as boolean;
 let until = 0;
 let turn: (() => void) | undefined;
-let turnGiven = false;
+let turnGiven: boolean;
 const go = new Promise<void>((resolve) => {
   process.on('message', (m: ToChild) => {
     if (m.type === 'go') {
@@ -45,6 +46,7 @@ while (!stopped && nowMs() < until) {
   await held.release();
   send({ type: 'released', acquiredAt, releasedAt });
   // Forced hand-off: compete again only after someone else acquired.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the message handler while we awaited
   if (!turnGiven && !stopped) await new Promise<void>((resolve) => (turn = resolve));
   turn = undefined;
 }

@@ -70,7 +70,7 @@ async function uncontended(nodes: BenchNodes): Promise<void> {
   printTable('Uncontended (acquire+release; TTL 10 s; speed = floor p50 / p50, >1 is faster)', rows);
   const ours = rows[0]!;
   console.log(
-    `  ours: latency ${ratio(floorP50, ours['p50 µs'] as number)}× the floor, ${ratio(bestPeerP50, ours['p50 µs'] as number)}× the best peer; ` +
+    `  ours: latency ${ratio(floorP50, ours['p50 µs'])}× the floor, ${ratio(bestPeerP50, ours['p50 µs'])}× the best peer; ` +
       `64-worker throughput ${ours['vs best peer']}× the best peer\n`,
   );
   results.uncontended = rows;

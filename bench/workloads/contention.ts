@@ -131,7 +131,7 @@ export async function multiProcess(
     await Promise.all(
       children.map((child) =>
         child.exitCode !== null
-          ? undefined
+          ? Promise.resolve()
           : new Promise<void>((resolve) => {
               const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
               child.once('exit', () => {

@@ -4,7 +4,7 @@
  * The HTTP pair both go through Express, so the ratio isolates the guard's cost.
  */
 import 'reflect-metadata';
-import { Agent, request } from 'node:http';
+import { Agent, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   Controller,
@@ -93,7 +93,7 @@ export async function startNest(urls: readonly string[]): Promise<NestBench> {
   class BenchModule {}
   const app = await NestFactory.create(BenchModule, { logger: false });
   await app.listen(0, '127.0.0.1');
-  const port = (app.getHttpServer().address() as AddressInfo).port;
+  const port = ((app.getHttpServer() as Server).address() as AddressInfo).port;
   return { app, work: app.get(Work), port, agent: new Agent({ keepAlive: true, maxSockets: 1 }) };
 }
 

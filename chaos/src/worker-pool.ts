@@ -60,13 +60,12 @@ export class WorkerHandle {
   /** Asks for a busy loop of `ms` in the next critical section; resolves when it was done (bounded). */
   busy(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(finish, ms + 10_000);
-      const self = this;
-      function finish(): void {
+      const finish = (): void => {
         clearTimeout(timer);
-        self.busyWaiter = undefined;
+        this.busyWaiter = undefined;
         resolve();
-      }
+      };
+      const timer = setTimeout(finish, ms + 10_000);
       this.busyWaiter = finish;
       this.send({ type: 'busy', ms });
     });

@@ -166,7 +166,7 @@ async function main(): Promise<void> {
 }
 
 const disconnect = (): void => {
-  if (process.connected) process.disconnect?.();
+  if (process.connected) process.disconnect();
 };
 main().then(disconnect, (err: unknown) => {
   send({ type: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });

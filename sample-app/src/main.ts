@@ -17,6 +17,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const known = err instanceof ConfigError || err instanceof PortInUseError;
-  console.error(known ? (err as Error).message : err);
+  console.error(known ? err.message : err);
   process.exit(1);
 });

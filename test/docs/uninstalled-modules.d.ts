@@ -9,10 +9,13 @@ declare module '@nestjs/config' {
   export class ConfigModule {
     static forRoot(options?: Record<string, unknown>): DynamicModule;
   }
+  // The package's real signature has `T = any` defaults.
+  /* eslint-disable @typescript-eslint/no-explicit-any */
   export class ConfigService {
     get<T = any>(propertyPath: string): T | undefined;
     getOrThrow<T = any>(propertyPath: string): T;
   }
+  /* eslint-enable @typescript-eslint/no-explicit-any */
 }
 
 declare module '@opentelemetry/sdk-node' {

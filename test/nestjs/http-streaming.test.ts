@@ -65,6 +65,7 @@ class StreamsController {
 
   @Get('piped/:id')
   @LockRoute('piped:<id>', { wait: 1_000 })
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an Express response or a Fastify reply, told apart below
   piped(@Headers('x-req') req: string, @Headers('x-id') id: string, @Res() res: any) {
     begin(`piped:${id}`, req);
     // Express: pipe into the response; Fastify: the reply pipes what it is sent.

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
+  SpanStatusCode,
   trace,
   type Attributes,
   type AttributeValue,
@@ -106,7 +107,7 @@ describe('OpenTelemetry spans', () => {
 
     const spans = provider.tracer.spans.slice(from);
     expect(spans.map((s) => s.name)).toEqual(['redlock.acquire', 'redlock.extend', 'redlock.release']);
-    expect(spans.every((s) => s.ended && s.status.code !== 2)).toBe(true);
+    expect(spans.every((s) => s.ended && s.status.code !== SpanStatusCode.ERROR)).toBe(true);
     expect(spans[0]!.attributes).toMatchObject({
       'redlock.resource_count': 2,
       'redlock.node_count': 3,

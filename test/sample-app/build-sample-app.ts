@@ -29,11 +29,11 @@ export function runNode(script: string, args: readonly string[], env: NodeJS.Pro
   let out = '';
   let err = '';
   const listeners = new Set<() => void>();
-  child.stdout!.on('data', (c: Buffer) => {
+  child.stdout.on('data', (c: Buffer) => {
     out += c.toString();
     for (const l of listeners) l();
   });
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,

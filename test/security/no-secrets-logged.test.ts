@@ -3,6 +3,7 @@
  * password: driven through contention, lock loss, the watchdog's cap, a node dying
  * while a lock is held, and the quorum going away.
  */
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Redlock, type Lock } from '@redlock-nest/core';
 import { RedisCluster } from '../harness/redis-server.js';
@@ -21,7 +22,7 @@ describe('no secrets in errors or logs', () => {
   const spies: Array<{ mockRestore(): void }> = [];
 
   const record = (e: unknown): void => {
-    said.push(e instanceof Error ? [e.message, e.stack ?? '', JSON.stringify(e), String(e.cause ?? '')].join('\n') : String(e));
+    said.push(e instanceof Error ? [e.message, e.stack ?? '', JSON.stringify(e), inspect(e.cause)].join('\n') : String(e));
   };
   const keep = (lock: Lock): Lock => {
     tokens.push(lock.value);

@@ -154,7 +154,7 @@ export class RedlockEmitter {
    */
   on<E extends RedlockEventName>(event: E, listener: RedlockListener<E>): () => void {
     // Copy on write: an emit in progress keeps iterating its own snapshot.
-    this.listeners.set(event, [...(this.listeners.get(event) ?? []), listener as AnyListener]);
+    this.listeners.set(event, [...(this.listeners.get(event) ?? []), listener]);
     return () => this.off(event, listener);
   }
 
@@ -183,7 +183,7 @@ export class RedlockEmitter {
   off<E extends RedlockEventName>(event: E, listener: RedlockListener<E>): void {
     const list = this.listeners.get(event);
     if (!list) return;
-    const i = list.indexOf(listener as AnyListener);
+    const i = list.indexOf(listener);
     if (i < 0) return;
     const next = list.filter((_, j) => j !== i);
     if (next.length === 0) this.listeners.delete(event);

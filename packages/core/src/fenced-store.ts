@@ -78,7 +78,8 @@ export class RedisFencedStore {
   private readonly node: LockNode;
 
   constructor(client: RedisClientLike, options: RedisFencedStoreOptions = {}) {
-    if (!client || typeof client.evalsha !== 'function') {
+    const given: unknown = client; // JavaScript callers can pass anything
+    if (!given || typeof (given as RedisClientLike).evalsha !== 'function') {
       throw new RedlockArgumentError('RedisFencedStore needs an ioredis client (new Redis(url)) as its first argument.');
     }
     this.node = new LockNode({ client, owned: false, label: labelOf(client, 0) });

@@ -30,7 +30,7 @@ export interface SettledTokens {
 
 /** Computes tokens from the counters returned by the granting nodes. */
 export function settleTokens(values: ReadonlyArray<readonly string[] | undefined>, resourceCount: number): SettledTokens {
-  const tokens: bigint[] = new Array(resourceCount).fill(0n);
+  const tokens = new Array<bigint>(resourceCount).fill(0n);
   const granted: Array<readonly string[]> = [];
   for (const v of values) {
     if (v === undefined) continue;

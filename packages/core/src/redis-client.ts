@@ -111,10 +111,11 @@ export function toClient(
     const client = new Redis(input, failFastOptions(nodeTimeoutMs)) as unknown as RedisClientLike;
     return { client, owned: true, label: labelOf(client, index) };
   }
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+  const given: unknown = input; // JavaScript callers can pass anything
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
     throw new RedlockArgumentError(
       `nodes[${index}] must be a redis:// URL, ioredis options or an ioredis client, got ${
-        input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input
+        given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given
       }.`,
     );
   }

@@ -61,7 +61,7 @@ function startSpan(name: string, attributes: () => Record<string, string | numbe
 
 function errorName(err: unknown): string {
   if (err instanceof Error) return err.name;
-  return typeof err === 'object' && err !== null ? (err.constructor?.name ?? 'Object') : typeof err;
+  return typeof err === 'object' && err !== null ? ((err as { constructor?: { name: string } }).constructor?.name ?? 'Object') : typeof err;
 }
 
 function errorNodes(err: unknown): readonly NodeOutcome[] {

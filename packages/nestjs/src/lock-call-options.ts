@@ -48,7 +48,8 @@ export function checkLockCallOptions(options: unknown, where: string): LockCallO
   if (o.wait !== undefined && o.wait !== false && !(typeof o.wait === 'number' && o.wait >= 0)) {
     throw new LockKeyError(`${where}: wait must be false or a number of ms ≥ 0, got ${String(o.wait)}.`);
   }
-  if (o.onLocked !== undefined && o.onLocked !== 'throw' && o.onLocked !== 'skip') {
+  const onLocked: unknown = o.onLocked; // JavaScript callers can pass anything
+  if (onLocked !== undefined && onLocked !== 'throw' && onLocked !== 'skip') {
     throw new LockKeyError(`${where}: onLocked must be 'throw' or 'skip', got ${String(o.onLocked)}.`);
   }
   if (o.fencing !== undefined && typeof o.fencing !== 'boolean') {

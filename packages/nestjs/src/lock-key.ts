@@ -1,11 +1,13 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { LockKeyError } from './errors.js';
+import type { AnyMethod } from './method-wrapper.js';
 import { readParameters } from './parameter-names.js';
 
 /**
  * The key of a `@WithLock` method: a template (`'order:<id>'`, `'cart:<cart.id>'`, `'job:<0>'`),
  * several templates locked together, or a function of the method's arguments.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- `any[]` lets a key function declare the method's own parameter types
 export type LockKey = string | readonly string[] | ((...args: any[]) => string | readonly string[]);
 
 /**
@@ -13,6 +15,7 @@ export type LockKey = string | readonly string[] | ((...args: any[]) => string |
  * params, then query, then body; or explicitly `<params.x>`, `<query.x>`, `<body.x>`,
  * `<headers.x>`, `<user.x>`), or a function of the request.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the request is Express's or Fastify's; the user's function knows which
 export type RouteLockKey = string | readonly string[] | ((request: any, context: ExecutionContext) => string | readonly string[]);
 
 /** A placeholder `<a.b.c>`: its source text and its property path. */
@@ -118,7 +121,7 @@ function templatesOf(key: string | readonly string[], where: string): ParsedTemp
  * parameter names of `original` (read from its source, so pass the unwrapped method).
  * The returned function maps the call's arguments to the resources to lock.
  */
-export function compileMethodKey(key: LockKey, original: Function, where: string): (args: readonly unknown[]) => string[] {
+export function compileMethodKey(key: LockKey, original: AnyMethod, where: string): (args: readonly unknown[]) => string[] {
   if (typeof key === 'function') return (args) => fromFunctionResult(key(...args), where);
   const templates = templatesOf(key, where);
   const params = readParameters(original);

@@ -32,7 +32,8 @@ export function LockRoute(key: RouteLockKey, options?: LockRouteOptions): Method
   return (target, propertyKey, descriptor) => {
     const where = `@LockRoute on ${(typeof target === 'function' ? target : target.constructor).name}.${String(propertyKey)}`;
     const opts = checkLockCallOptions(options, where) as LockRouteOptions;
-    if (opts.lockedStatus !== undefined && opts.lockedStatus !== 409 && opts.lockedStatus !== 423) {
+    const lockedStatus: unknown = opts.lockedStatus; // JavaScript callers can pass anything
+    if (lockedStatus !== undefined && lockedStatus !== 409 && lockedStatus !== 423) {
       throw new LockKeyError(`${where}: lockedStatus must be 409 or 423, got ${String(opts.lockedStatus)}.`);
     }
     const definition: LockRouteDefinition = { key, options: opts, resolve: compileRouteKey(key, where) };

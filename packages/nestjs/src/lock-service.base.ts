@@ -86,7 +86,8 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
     const held = heldResources(this.redlock, resources);
     const missing = resources.filter((r) => !held.has(r));
     if (missing.length === 0) return body();
-    let entered = false;
+    // Widened: TypeScript does not see the callback below set it, and would narrow it to `false`.
+    let entered = false as boolean;
     try {
       return await this.using(
         missing,

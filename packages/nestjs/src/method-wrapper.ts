@@ -1,8 +1,15 @@
+/**
+ * A decorated method as a decorator receives it (`descriptor.value` narrowed by `typeof`):
+ * any parameters, any `this`. These helpers read its name, length, source and metadata.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- what `typeof value === 'function'` narrows to
+export type AnyMethod = Function;
+
 /** The original (unwrapped) function of each wrapper this package created. */
-const originals = new WeakMap<Function, Function>();
+const originals = new WeakMap<AnyMethod, AnyMethod>();
 
 /** The innermost original function: parameter names are only read from it. */
-export function unwrap(fn: Function): Function {
+export function unwrap(fn: AnyMethod): AnyMethod {
   return originals.get(fn) ?? fn;
 }
 
@@ -11,7 +18,7 @@ export function unwrap(fn: Function): Function {
  * loggers read them) and every metadata key other decorators already put on `original`.
  * Decorators applied later write onto `wrapper` directly, since it is then `descriptor.value`.
  */
-export function adoptIdentity(wrapper: Function, original: Function): void {
+export function adoptIdentity(wrapper: AnyMethod, original: AnyMethod): void {
   Object.defineProperty(wrapper, 'name', { value: original.name, configurable: true });
   Object.defineProperty(wrapper, 'length', { value: original.length, configurable: true });
   for (const key of Reflect.getOwnMetadataKeys(original)) {

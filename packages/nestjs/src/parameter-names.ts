@@ -1,3 +1,5 @@
+import type { AnyMethod } from './method-wrapper.js';
+
 /** What can be learned about a function's parameters from its source. */
 export interface ParameterList {
   /** Parameter names by position; `undefined` for a destructured parameter (reachable by position only). */
@@ -70,7 +72,7 @@ function splitTopLevel(list: string): string[] {
  * Reads parameter names from a function's source text (`Function.prototype.toString`).
  * Call it once, at decoration time, on the ORIGINAL function: a wrapper's source says `...args`.
  */
-export function readParameters(fn: Function): ParameterList {
+export function readParameters(fn: AnyMethod): ParameterList {
   const source = Function.prototype.toString.call(fn);
   const names: Array<string | undefined> = [];
   let rest = false;

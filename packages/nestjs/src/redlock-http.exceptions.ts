@@ -42,7 +42,7 @@ export class LockConflictException extends HttpException {
   constructor(resources: readonly string[], status: LockedStatus = HttpStatus.CONFLICT, retryAfterSeconds?: number, cause?: unknown) {
     const body: LockConflictBody = {
       statusCode: status,
-      error: status === HttpStatus.LOCKED ? 'Locked' : 'Conflict',
+      error: status === 423 ? 'Locked' : 'Conflict',
       message: `${resources.join(', ')} is being changed by another request; retry ${
         retryAfterSeconds === undefined ? 'shortly' : `in ${retryAfterSeconds} s`
       }.`,

@@ -32,7 +32,7 @@ export function streamsAfterHandler(context: ExecutionContext): boolean {
   const host = context.getClass();
   const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, host, handler.name) ?? {}) as Record<string, unknown>;
   const takesResponse = Object.keys(args).some((key) => {
-    const type = Number(key.split(':')[0]);
+    const type = Number(key.split(':')[0]) as RouteParamtypes;
     return type === RouteParamtypes.RESPONSE || type === RouteParamtypes.NEXT;
   });
   return takesResponse && Reflect.getMetadata(RESPONSE_PASSTHROUGH_METADATA, host, handler.name) !== true;

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import type { AppConfig } from './app-config.js';
@@ -24,6 +25,6 @@ export async function listen(app: INestApplication, config: AppConfig): Promise<
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(config.port, config.host);
     throw err;
   }
-  const address = app.getHttpServer().address() as { port: number } | null;
+  const address = (app.getHttpServer() as Server).address() as { port: number } | null;
   return `http://${config.host}:${address?.port ?? config.port}`;
 }

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppInstance } from './app-instance.js';
-import { retryAfterMs, type HttpClient, type HttpResult } from './http-client.js';
+import { fieldText, retryAfterMs, type HttpClient, type HttpResult } from './http-client.js';
 import { classify, type Outcome, type Tally } from './tally.js';
 
 /** What happened when one instance was frozen inside a payment. */
@@ -81,7 +81,7 @@ export async function runFreezeScenario(setup: FreezeSetup): Promise<FreezeRepor
     }
     const outcome = classify(result);
     tally.record(outcome);
-    if (outcome === 'paid') winner = { name: other.instance.name, token: String(result.body.fence ?? 'none') };
+    if (outcome === 'paid') winner = { name: other.instance.name, token: fieldText(result.body.fence, 'none') };
     else if (outcome === 'alreadyPaid') break;
     // Honour Retry-After: the lock frees when the frozen holder's TTL runs out.
     else await sleep(Math.min(2_000, Math.max(20, retryAfterMs(result, 100))));

@@ -7,6 +7,14 @@ export interface HttpResult {
   readonly body: Record<string, unknown>;
 }
 
+/** A body field as text: primitives as they are, anything else as JSON (never "[object Object]"). */
+export function fieldText(value: unknown, fallback = ''): string {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return JSON.stringify(value);
+}
+
 /**
  * A tiny keep-alive JSON client over node:http: the load generator sends thousands of
  * requests, and a connection per request would measure TCP setup, not locking.

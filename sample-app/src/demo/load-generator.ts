@@ -1,5 +1,5 @@
 import { classify, Tally } from './tally.js';
-import { HttpClient } from './http-client.js';
+import { fieldText, HttpClient } from './http-client.js';
 
 /** One payment request of the plan: which order, at which instance. */
 export interface PlannedRequest {
@@ -69,7 +69,7 @@ export class LoadGenerator {
       const outcome = classify(result);
       const unexpected = outcome === 'error' || outcome === 'unavailable';
       const from = `instance-${instance + 1}`;
-      this.tally.record(outcome, unexpected ? `${from}: HTTP ${result.status} ${String(result.body.message ?? '').slice(0, 120)}` : undefined);
+      this.tally.record(outcome, unexpected ? `${from}: HTTP ${result.status} ${fieldText(result.body.message).slice(0, 120)}` : undefined);
     } catch (err) {
       this.tally.record('error', `instance-${instance + 1}: ${err instanceof Error ? err.message : String(err)}`);
     }

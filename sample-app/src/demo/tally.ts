@@ -1,4 +1,4 @@
-import type { HttpResult } from './http-client.js';
+import { fieldText, type HttpResult } from './http-client.js';
 
 /** How one payment request ended, as the client sees it. */
 export type Outcome = 'paid' | 'alreadyPaid' | 'locked' | 'stale' | 'unavailable' | 'notFound' | 'error';
@@ -27,7 +27,7 @@ export class Tally {
 
 /** Maps an HTTP answer of POST /orders/:id/pay to an outcome. */
 export function classify(result: HttpResult): Outcome {
-  const code = String(result.body.code ?? result.body.error ?? '');
+  const code = fieldText(result.body.code ?? result.body.error);
   if (result.status === 201) return 'paid';
   if (result.status === 200) return 'alreadyPaid';
   if (/stale/i.test(code)) return 'stale';

@@ -77,7 +77,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const known = err instanceof ConfigError || err instanceof PortInUseError || err instanceof RedisServerMissingError;
-  console.error(known ? `\n${(err as Error).message}` : err);
+  console.error(known ? `\n${err.message}` : err);
   if (err instanceof RedisServerMissingError) {
     console.error('Or set REDLOCK_NODES to your own independent Redis servers (comma-separated redis:// URLs).');
   }

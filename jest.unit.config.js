@@ -1,0 +1,24 @@
+/**
+ * `npm run test:unit`: the tests that need no Redis (no redis-server is spawned), for a
+ * fast loop while editing. The full suite (`npm test`) runs these too.
+ * A file belongs here only if it never starts a server: the harness refuses to spawn
+ * one while REDLOCK_NEST_UNIT is set, so a file that starts needing Redis fails here loudly.
+ */
+import base from './jest.config.js';
+
+export default {
+  ...base,
+  testMatch: [
+    '<rootDir>/test/chaos/checker.test.ts', // the chaos history checker
+    '<rootDir>/test/core/arguments.test.ts', // option and argument validation
+    '<rootDir>/test/nestjs/lock-key.test.ts', // key templates and parameter names
+    '<rootDir>/test/docs/citations.test.ts', // sources cited by their real names
+    '<rootDir>/test/fencing/settle-tokens.test.ts', // fencing arithmetic
+    '<rootDir>/test/docs/code-blocks.test.ts', // documentation examples compile
+    '<rootDir>/test/harness/process-events.test.ts', // the harness fails a test on process warnings
+    '<rootDir>/test/ops/terminus-missing.test.ts',
+    '<rootDir>/test/ops/testing-module.test.ts', // the in-memory testing module
+    '<rootDir>/test/sample-app/demo-parts.test.ts',
+    '<rootDir>/test/sample-app/orders-repository.test.ts',
+  ],
+};
