@@ -16,7 +16,10 @@ import { NEST_VARIANTS, nestRound, startNest, stopNest, type NestVariant } from 
 import { extend, latency, throughput, type LatencyResult } from './workloads/uncontended.js';
 
 const quick = process.argv.includes('--quick');
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
 const cfg = quick
   ? { rounds: 2, latencyOps: 300, tpMs: 600, extendOps: 200, contRounds: 1, contMs: 1_500, nestOps: 300, heapCycles: 50_000 }
   : { rounds: 5, latencyOps: 2_000, tpMs: 2_000, extendOps: 1_000, contRounds: 3, contMs: 3_500, nestOps: 2_000, heapCycles: 1_000_000 };
@@ -96,22 +99,27 @@ async function contention(nodes: BenchNodes, mode: 'in-process' | 'multi-process
   }
   const bestPeerGap = Math.min(...PEERS.filter((p) => runs.has(p)).map((p) => median(runs.get(p)!.map((r) => r.meanGapMs))));
   const peerCmds = PEERS.filter((p) => runs.has(p)).map((p) => median(runs.get(p)!.map((r) => r.commandsPerSection)));
-  const rows = names.filter((n) => runs.has(n)).map((name) => {
-    const r = runs.get(name)!;
-    const gap = median(r.map((x) => x.meanGapMs));
-    return {
-      library: name,
-      'sections/s': median(r.map((x) => x.sectionsPerSec)),
-      'mean gap ms': gap,
-      'p99 gap ms': median(r.map((x) => x.p99GapMs)),
-      'gap vs best peer': ratio(gap, bestPeerGap),
-      'cmds/section': median(r.map((x) => x.commandsPerSection)),
-      'cmds vs fewest peer': ratio(median(r.map((x) => x.commandsPerSection)), Math.min(...peerCmds)),
-      fairness: median(r.map((x) => x.fairness)),
-      overlaps: r.reduce((sum, x) => sum + x.overlaps, 0),
-    };
-  });
-  printTable(`Contention, ${mode}: 4 workers, one key, ${holdMs} ms critical section, forced hand-offs, library default retry timing`, rows);
+  const rows = names
+    .filter((n) => runs.has(n))
+    .map((name) => {
+      const r = runs.get(name)!;
+      const gap = median(r.map((x) => x.meanGapMs));
+      return {
+        library: name,
+        'sections/s': median(r.map((x) => x.sectionsPerSec)),
+        'mean gap ms': gap,
+        'p99 gap ms': median(r.map((x) => x.p99GapMs)),
+        'gap vs best peer': ratio(gap, bestPeerGap),
+        'cmds/section': median(r.map((x) => x.commandsPerSection)),
+        'cmds vs fewest peer': ratio(median(r.map((x) => x.commandsPerSection)), Math.min(...peerCmds)),
+        fairness: median(r.map((x) => x.fairness)),
+        overlaps: r.reduce((sum, x) => sum + x.overlaps, 0),
+      };
+    });
+  printTable(
+    `Contention, ${mode}: 4 workers, one key, ${holdMs} ms critical section, forced hand-offs, library default retry timing`,
+    rows,
+  );
   results[`contention ${mode} hold ${holdMs} ms`] = rows;
 }
 

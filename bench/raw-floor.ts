@@ -44,9 +44,16 @@ export class RawFloor implements Contender {
   async acquire(resource: string, ttlMs: number): Promise<Held> {
     const key = `floor:${resource}`;
     const token = randomBytes(16).toString('base64url');
-    await quorumOf(this.clients.map((c) => c.set(key, token, 'PX', ttlMs, 'NX')), this.quorum);
+    await quorumOf(
+      this.clients.map((c) => c.set(key, token, 'PX', ttlMs, 'NX')),
+      this.quorum,
+    );
     return {
-      release: () => quorumOf(this.clients.map((c) => c.evalsha(this.sha, 1, key, token).then(() => true)), this.quorum),
+      release: () =>
+        quorumOf(
+          this.clients.map((c) => c.evalsha(this.sha, 1, key, token).then(() => true)),
+          this.quorum,
+        ),
       extend: () => Promise.reject(new Error('the floor does not extend')),
     };
   }

@@ -5,12 +5,33 @@
 import { Redlock } from '@redlock-nest/core';
 import { RedisCluster } from '@redlock-nest/redis-process';
 const c = await RedisCluster.start(5);
-const on = new Redlock(c.urls, {}), off = new Redlock(c.urls, { restartRule: false });
-async function block(r, tag) { const s = []; for (let i = 0; i < 400; i++) { const t = performance.now(); await (await r.acquire(tag, 10000)).release(); s.push(performance.now() - t); } s.sort((a, b) => a - b); return s[200] * 1000; }
-await block(on, 'w1'); await block(off, 'w2');
+const on = new Redlock(c.urls, {}),
+  off = new Redlock(c.urls, { restartRule: false });
+async function block(r, tag) {
+  const s = [];
+  for (let i = 0; i < 400; i++) {
+    const t = performance.now();
+    await (await r.acquire(tag, 10000)).release();
+    s.push(performance.now() - t);
+  }
+  s.sort((a, b) => a - b);
+  return s[200] * 1000;
+}
+await block(on, 'w1');
+await block(off, 'w2');
 const res = { on: [], off: [] };
-for (let k = 0; k < 8; k++) { if (k % 2) { res.off.push(await block(off, 'b')); res.on.push(await block(on, 'a')); } else { res.on.push(await block(on, 'a')); res.off.push(await block(off, 'b')); } }
+for (let k = 0; k < 8; k++) {
+  if (k % 2) {
+    res.off.push(await block(off, 'b'));
+    res.on.push(await block(on, 'a'));
+  } else {
+    res.on.push(await block(on, 'a'));
+    res.off.push(await block(off, 'b'));
+  }
+}
 const med = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
 console.log('p50 µs per block on :', res.on.map(Math.round).join(' '), ' median', Math.round(med(res.on)));
 console.log('p50 µs per block off:', res.off.map(Math.round).join(' '), ' median', Math.round(med(res.off)));
-await on.close(); await off.close(); await c.stop();
+await on.close();
+await off.close();
+await c.stop();

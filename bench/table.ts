@@ -20,8 +20,7 @@ export function printTable(title: string, rows: ReadonlyArray<Record<string, Cel
   const headers = Object.keys(rows[0]!);
   const cells = rows.map((row) => headers.map((h) => format(row[h] ?? '')));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
-  const line = (values: string[]): string =>
-    values.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
+  const line = (values: string[]): string => values.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   console.log(title);
   console.log(line(headers));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));

@@ -76,10 +76,7 @@ export async function inProcess(
 /** Messages between the parent and a contention child. */
 export type ToChild = { type: 'go'; until: number } | { type: 'turn' } | { type: 'stop' };
 export type FromChild =
-  | { type: 'ready' }
-  | { type: 'acquired'; at: number }
-  | { type: 'released'; acquiredAt: number; releasedAt: number }
-  | { type: 'done' };
+  { type: 'ready' } | { type: 'acquired'; at: number } | { type: 'released'; acquiredAt: number; releasedAt: number } | { type: 'done' };
 
 const WORKER = fileURLToPath(new URL('../contention-worker.js', import.meta.url));
 
@@ -97,10 +94,15 @@ export async function multiProcess(
   const sections: Section[] = [];
   let holder = -1;
   try {
-    await Promise.all(children.map((child) => new Promise<void>((resolve, reject) => {
-      child.once('error', reject);
-      child.on('message', (m: FromChild) => m.type === 'ready' && resolve());
-    })));
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve, reject) => {
+            child.once('error', reject);
+            child.on('message', (m: FromChild) => m.type === 'ready' && resolve());
+          }),
+      ),
+    );
     await nodes.resetStats();
     const finished = children.map(
       (child, i) =>

@@ -2,7 +2,16 @@ import { checkFalseOutages } from './checks/false-outage.js';
 import { checkOverlaps, type ExpiredCause } from './checks/overlaps.js';
 import { checkQuorum, type QuorumFindings } from './checks/quorum.js';
 import { checkWrites } from './checks/writes.js';
-import { isFenced, type CycleEvent, type ErrorEvent, type FaultEvent, type FaultKind, type FinalEvent, type HistoryEvent, type SetupEvent } from './history.js';
+import {
+  isFenced,
+  type CycleEvent,
+  type ErrorEvent,
+  type FaultEvent,
+  type FaultKind,
+  type FinalEvent,
+  type HistoryEvent,
+  type SetupEvent,
+} from './history.js';
 
 /** Quorum loss must be reported faster than this (the issue's target). */
 export const QUORUM_REPORT_TARGET_MS = 1_000;
@@ -122,7 +131,12 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
     },
     scenarios: faults
       .filter((f) => f.detail)
-      .map((f) => `${f.kind} [${f.targets.join(',')}] ${f.end - f.start} ms: ${Object.entries(f.detail!).map(([k, v]) => `${k} ${v}`).join(', ')}`),
+      .map(
+        (f) =>
+          `${f.kind} [${f.targets.join(',')}] ${f.end - f.start} ms: ${Object.entries(f.detail!)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}`,
+      ),
     violations,
     falseOutageChecked: setup !== undefined,
     violationCount,

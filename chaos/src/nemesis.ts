@@ -145,7 +145,9 @@ export class Nemesis {
    * other nodes held just before (the check docs/fencing.md asks for between restarts).
    */
   private async caughtUp(k: number, boundMs: number, signal: AbortSignal): Promise<boolean> {
-    const clients = this.cluster.servers.map((s) => new Redis(s.url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false }));
+    const clients = this.cluster.servers.map(
+      (s) => new Redis(s.url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false }),
+    );
     const keys = this.fencedResources.map((r) => `redlock:fence:${r}`);
     const read = async (i: number): Promise<bigint[]> => {
       const values = await clients[i]!.mget(...keys);

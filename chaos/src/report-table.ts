@@ -20,11 +20,20 @@ export function formatReport(r: ChaosReport): string {
     ['faults injected', `${r.faultsTotal} (${faults})`],
     ['acquire errors', errors || '-'],
     ...r.scenarios.map((line): [string, string] => ['scenario', line]),
-    ['writes accepted / rejected', `${r.writes.accepted} / ${r.writes.rejected} (reads rejected ${r.writes.readsRejected}, skipped ${r.writes.skipped}, errors ${r.writes.errors})`],
+    [
+      'writes accepted / rejected',
+      `${r.writes.accepted} / ${r.writes.rejected} (reads rejected ${r.writes.readsRejected}, skipped ${r.writes.skipped}, errors ${r.writes.errors})`,
+    ],
     ['stale writes by design', `${r.staleByDesign.attempted}, rejected by fencing ${r.staleByDesign.rejected}`],
-    ['overlapping holder pairs', `${r.overlaps.pairs}, plain ${r.overlaps.plainPairs} (expired holders: frozen ${r.overlaps.expiredHolders.frozen}, lost-signalled ${r.overlaps.expiredHolders['lost-signalled']}, stalled ${r.overlaps.expiredHolders.stalled})`],
+    [
+      'overlapping holder pairs',
+      `${r.overlaps.pairs}, plain ${r.overlaps.plainPairs} (expired holders: frozen ${r.overlaps.expiredHolders.frozen}, lost-signalled ${r.overlaps.expiredHolders['lost-signalled']}, stalled ${r.overlaps.expiredHolders.stalled})`,
+    ],
     ['quorum loss windows', String(r.quorum.windows)],
-    ['quorum loss reported', `first ${ms(r.quorum.firstReportMs)}, median ${ms(r.quorum.medianReportMs)}, max ${ms(r.quorum.maxReportMs)} (${r.quorum.reports} reports; target < ${r.quorum.targetMs} ms: ${r.quorum.targetMet === null ? '-' : r.quorum.targetMet ? 'met' : 'MISSED'})`],
+    [
+      'quorum loss reported',
+      `first ${ms(r.quorum.firstReportMs)}, median ${ms(r.quorum.medianReportMs)}, max ${ms(r.quorum.maxReportMs)} (${r.quorum.reports} reports; target < ${r.quorum.targetMs} ms: ${r.quorum.targetMet === null ? '-' : r.quorum.targetMet ? 'met' : 'MISSED'})`,
+    ],
     ['recovery after majority back', `first lock ${ms(r.quorum.recoveryMs)}, every worker ${ms(r.quorum.allWorkersRecoveredMs)}`],
     ['VIOLATION unsafe overlaps', String(r.violations.unsafeOverlaps)],
     ['VIOLATION stale writes accepted', String(r.violations.staleWritesAccepted)],

@@ -68,7 +68,9 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
     }
     await Promise.all(workers.map((w) => w.ready()));
     const plan = planFaults(config);
-    log(`${config.workers} workers, ${config.nodes} lock nodes, ${resources.length} hot resources (fenced), ${plainResources.length} plain (${Math.round(config.plainShare * 100)} % of cycles), ${plan.length} faults over ${config.durationMs / 1000} s`);
+    log(
+      `${config.workers} workers, ${config.nodes} lock nodes, ${resources.length} hot resources (fenced), ${plainResources.length} plain (${Math.round(config.plainShare * 100)} % of cycles), ${plan.length} faults over ${config.durationMs / 1000} s`,
+    );
 
     const nemesis = new Nemesis(cluster, workers, config, resources);
     const t0 = performance.now();
@@ -83,7 +85,11 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
     }
 
     log(`library warnings (nodes down, expected under faults): ${workers.reduce((n, w) => n + w.warnings, 0)}`);
-    const events: HistoryEvent[] = [{ type: 'setup', nodes: config.nodes }, ...nemesis.log, ...(await readFinals(storeServer.url, resources))];
+    const events: HistoryEvent[] = [
+      { type: 'setup', nodes: config.nodes },
+      ...nemesis.log,
+      ...(await readFinals(storeServer.url, resources)),
+    ];
     for (const w of workers) events.push(...parseHistory(readFileSync(w.config.historyFile, 'utf8')));
     writeFileSync(join(runDir, 'nemesis.jsonl'), nemesis.log.map((e) => JSON.stringify(e)).join('\n') + '\n');
     const report = checkHistory(events);

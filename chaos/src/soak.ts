@@ -91,7 +91,9 @@ export async function soak(total: number, log: (line: string) => void): Promise<
       (globalThis as { gc?: () => void }).gc?.();
       const m = process.memoryUsage();
       samples.push({ cycles: done, heapUsed: m.heapUsed, rss: m.rss, handles: handles(), activeLocks: redlock.activeLocks });
-      log(`${done} cycles, heap ${(m.heapUsed / 1048576).toFixed(1)} MB, rss ${(m.rss / 1048576).toFixed(0)} MB, ${process.getActiveResourcesInfo().length} handles`);
+      log(
+        `${done} cycles, heap ${(m.heapUsed / 1048576).toFixed(1)} MB, rss ${(m.rss / 1048576).toFixed(0)} MB, ${process.getActiveResourcesInfo().length} handles`,
+      );
     };
 
     const cycle = async (loop: number, n: number): Promise<void> => {
@@ -137,7 +139,10 @@ export async function soak(total: number, log: (line: string) => void): Promise<
     const handlesAfterClose = handles();
 
     // Growth: the end against the start after warm-up (the first fifth of the run).
-    const warm = samples.filter((s) => s.cycles >= total / 5).slice(0, 3).map((s) => s.heapUsed);
+    const warm = samples
+      .filter((s) => s.cycles >= total / 5)
+      .slice(0, 3)
+      .map((s) => s.heapUsed);
     const end = samples.slice(-3).map((s) => s.heapUsed);
     const heapGrowthBytes = median(end) - median(warm);
     const leftHandles = leftOver(handlesBefore, handlesAfterClose);

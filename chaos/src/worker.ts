@@ -125,9 +125,14 @@ async function cycle(n: number): Promise<boolean> {
     let event: CycleEvent | undefined;
     if (watchdog) {
       await redlock
-        .using(resource, cfg.ttlMs, async (lock) => {
-          event = await body(lock);
-        }, options)
+        .using(
+          resource,
+          cfg.ttlMs,
+          async (lock) => {
+            event = await body(lock);
+          },
+          options,
+        )
         // A lost lock (e.g. extensions failed while a majority was down) is in the record.
         .catch((err: unknown) => {
           if (!event) throw err;

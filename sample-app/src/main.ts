@@ -12,7 +12,9 @@ async function main(): Promise<void> {
   // SIGTERM/SIGINT close the app: locks released, Redis connections and the database closed.
   app.enableShutdownHooks();
   const url = await listen(app, config);
-  console.log(`[${config.instanceId}] listening on ${url} (lock nodes: ${config.nodes.join(', ')}; locks ${config.locksEnabled ? 'on' : 'OFF'})`);
+  console.log(
+    `[${config.instanceId}] listening on ${url} (lock nodes: ${config.nodes.join(', ')}; locks ${config.locksEnabled ? 'on' : 'OFF'})`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -57,7 +57,10 @@ describe('bad input', () => {
     it(row.rejects ? `rejects with ${row.rejects.error.name} naming the fix` : 'is handled', async () => {
       let outcome: { ok: true } | { ok: false; error: unknown };
       try {
-        await bounded(Promise.resolve().then(() => row.run(ctx)), row.name);
+        await bounded(
+          Promise.resolve().then(() => row.run(ctx)),
+          row.name,
+        );
         outcome = { ok: true };
       } catch (error) {
         outcome = { ok: false, error };

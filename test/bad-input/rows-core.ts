@@ -43,14 +43,39 @@ export const coreRows: readonly BadInputRow[] = [
   { layer: 'core', name: 'ttl Infinity', run: (c) => c.redlock().acquire('r', Infinity), rejects: arg(/must be finite/) },
   { layer: 'core', name: 'ttl huge (2^31 ms)', run: (c) => c.redlock().acquire('r', 2 ** 31), rejects: arg(/at most 2147483647/) },
   { layer: 'core', name: 'ttl fractional', run: (c) => c.redlock().acquire('r', 10.5), rejects: arg(/whole number/) },
-  { layer: 'core', name: 'ttl as a string', run: (c) => c.redlock().acquire('r', '1000' as unknown as number), rejects: arg(/must be a number/) },
+  {
+    layer: 'core',
+    name: 'ttl as a string',
+    run: (c) => c.redlock().acquire('r', '1000' as unknown as number),
+    rejects: arg(/must be a number/),
+  },
   // Resource names
   { layer: 'core', name: 'empty resource name', run: (c) => c.redlock().acquire('', 1000), rejects: arg(/non-empty string/) },
-  { layer: 'core', name: 'huge (1 MB) resource name', run: (c) => c.redlock().acquire(MB, 1000), rejects: arg(/limit is \d+.*Hash long identifiers/) },
-  { layer: 'core', name: 'object as resource', run: (c) => c.redlock().acquire({ id: 7 } as unknown as string, 1000), rejects: arg(/must be a string.*String\(id\)/) },
-  { layer: 'core', name: 'number as resource', run: (c) => c.redlock().acquire(42 as unknown as string, 1000), rejects: arg(/String\(id\)/) },
+  {
+    layer: 'core',
+    name: 'huge (1 MB) resource name',
+    run: (c) => c.redlock().acquire(MB, 1000),
+    rejects: arg(/limit is \d+.*Hash long identifiers/),
+  },
+  {
+    layer: 'core',
+    name: 'object as resource',
+    run: (c) => c.redlock().acquire({ id: 7 } as unknown as string, 1000),
+    rejects: arg(/must be a string.*String\(id\)/),
+  },
+  {
+    layer: 'core',
+    name: 'number as resource',
+    run: (c) => c.redlock().acquire(42 as unknown as string, 1000),
+    rejects: arg(/String\(id\)/),
+  },
   { layer: 'core', name: 'empty resource list', run: (c) => c.redlock().acquire([], 1000), rejects: arg(/at least one resource/) },
-  { layer: 'core', name: 'Buffer as resource', run: (c) => c.redlock().acquire(Buffer.from([0, 255]) as unknown as string, 1000), rejects: arg(/must be a string/) },
+  {
+    layer: 'core',
+    name: 'Buffer as resource',
+    run: (c) => c.redlock().acquire(Buffer.from([0, 255]) as unknown as string, 1000),
+    rejects: arg(/must be a string/),
+  },
   {
     layer: 'core',
     name: 'binary resource name (NUL, 0xFF, lone surrogate) works and is released',
@@ -74,10 +99,20 @@ export const coreRows: readonly BadInputRow[] = [
   },
   // Nodes
   { layer: 'core', name: 'no nodes', run: (c) => c.redlock([]), rejects: arg(/at least one Redis node/) },
-  { layer: 'core', name: 'a URL string instead of an array', run: (c) => c.redlock(c.urls[0] as unknown as string[]), rejects: arg(/at least one Redis node.*\[/) },
+  {
+    layer: 'core',
+    name: 'a URL string instead of an array',
+    run: (c) => c.redlock(c.urls[0] as unknown as string[]),
+    rejects: arg(/at least one Redis node.*\[/),
+  },
   { layer: 'core', name: 'not a URL', run: (c) => c.redlock(['localhost-6379']), rejects: arg(/redis:\/\/.*host:port/) },
   { layer: 'core', name: 'http:// URL', run: (c) => c.redlock(['http://127.0.0.1:6379']), rejects: arg(/use redis:\/\/ or rediss:\/\//) },
-  { layer: 'core', name: 'a number as a node', run: (c) => c.redlock([6379 as unknown as string]), rejects: arg(/redis:\/\/ URL, ioredis options or an ioredis client/) },
+  {
+    layer: 'core',
+    name: 'a number as a node',
+    run: (c) => c.redlock([6379 as unknown as string]),
+    rejects: arg(/redis:\/\/ URL, ioredis options or an ioredis client/),
+  },
   {
     layer: 'core',
     name: 'the same node twice',
@@ -87,7 +122,8 @@ export const coreRows: readonly BadInputRow[] = [
   {
     layer: 'core',
     name: 'the same node as a localhost URL and as 127.0.0.1 options',
-    run: (c) => c.redlock([c.urls[1]!, c.urls[0]!.replace('127.0.0.1', 'localhost'), { host: '127.0.0.1', port: c.cluster.server(0).port }]),
+    run: (c) =>
+      c.redlock([c.urls[1]!, c.urls[0]!.replace('127.0.0.1', 'localhost'), { host: '127.0.0.1', port: c.cluster.server(0).port }]),
     rejects: arg(/nodes\[1\] \(localhost:\d+\) and nodes\[2\] \(127\.0\.0\.1:\d+\) are the same Redis server/),
   },
   {
@@ -106,7 +142,9 @@ export const coreRows: readonly BadInputRow[] = [
     layer: 'core',
     name: "node-redis' { url } options",
     run: (c) => c.redlock([{ url: c.urls[0]! } as never]),
-    rejects: arg(/nodes\[0\] got an object that is neither an ioredis client nor ioredis options: "url" is not an ioredis option.*pass the URL string itself/),
+    rejects: arg(
+      /nodes\[0\] got an object that is neither an ioredis client nor ioredis options: "url" is not an ioredis option.*pass the URL string itself/,
+    ),
   },
   {
     layer: 'core',
@@ -146,18 +184,78 @@ export const coreRows: readonly BadInputRow[] = [
   },
   // Options of the wrong type
   { layer: 'core', name: 'options as a string', run: (c) => c.redlock(c.urls, 'fast' as never), rejects: arg(/options must be an object/) },
-  { layer: 'core', name: 'nodeTimeoutMs as a string', run: (c) => c.redlock(c.urls, { nodeTimeoutMs: '100' as never }), rejects: arg(/nodeTimeoutMs must be a number/) },
-  { layer: 'core', name: 'retry as a number', run: (c) => c.redlock(c.urls, { retry: 5 as never }), rejects: arg(/retry.*an object or false/) },
-  { layer: 'core', name: 'keyPrefix as a number', run: (c) => c.redlock(c.urls, { keyPrefix: 7 as never }), rejects: arg(/keyPrefix must be a string/) },
-  { layer: 'core', name: 'driftFactor 2', run: (c) => c.redlock(c.urls, { driftFactor: 2 }), rejects: arg(/driftFactor must be at most 0.5/) },
-  { layer: 'core', name: 'onWarning not a function', run: (c) => c.redlock(c.urls, { onWarning: 'log' as never }), rejects: arg(/onWarning must be a function/) },
-  { layer: 'core', name: 'tracing as a string', run: (c) => c.redlock(c.urls, { tracing: 'off' as never }), rejects: arg(/tracing must be a boolean/) },
-  { layer: 'core', name: 'signal not an AbortSignal', run: (c) => c.redlock().acquire('r', 1000, { signal: {} as never }), rejects: arg(/signal must be an AbortSignal/) },
-  { layer: 'core', name: 'fencing as a string', run: (c) => c.redlock().acquire('r', 1000, { fencing: 'yes' as never }), rejects: arg(/fencing must be a boolean/) },
-  { layer: 'core', name: 'negative timeoutMs', run: (c) => c.redlock().acquire('r', 1000, { timeoutMs: -1 }), rejects: arg(/timeoutMs must be at least 0/) },
-  { layer: 'core', name: 'retry.retries fractional', run: (c) => c.redlock().acquire('r', 1000, { retry: { retries: 1.5 } }), rejects: arg(/retries must be a whole number/) },
-  { layer: 'core', name: 'maxHoldMs 0', run: (c) => c.redlock().using('r', 1000, () => 1, { maxHoldMs: 0 }), rejects: arg(/maxHoldMs must be at least 1/) },
-  { layer: 'core', name: 'using() without a function', run: (c) => c.redlock().using('r', 1000, 'work' as never), rejects: arg(/needs a function/) },
+  {
+    layer: 'core',
+    name: 'nodeTimeoutMs as a string',
+    run: (c) => c.redlock(c.urls, { nodeTimeoutMs: '100' as never }),
+    rejects: arg(/nodeTimeoutMs must be a number/),
+  },
+  {
+    layer: 'core',
+    name: 'retry as a number',
+    run: (c) => c.redlock(c.urls, { retry: 5 as never }),
+    rejects: arg(/retry.*an object or false/),
+  },
+  {
+    layer: 'core',
+    name: 'keyPrefix as a number',
+    run: (c) => c.redlock(c.urls, { keyPrefix: 7 as never }),
+    rejects: arg(/keyPrefix must be a string/),
+  },
+  {
+    layer: 'core',
+    name: 'driftFactor 2',
+    run: (c) => c.redlock(c.urls, { driftFactor: 2 }),
+    rejects: arg(/driftFactor must be at most 0.5/),
+  },
+  {
+    layer: 'core',
+    name: 'onWarning not a function',
+    run: (c) => c.redlock(c.urls, { onWarning: 'log' as never }),
+    rejects: arg(/onWarning must be a function/),
+  },
+  {
+    layer: 'core',
+    name: 'tracing as a string',
+    run: (c) => c.redlock(c.urls, { tracing: 'off' as never }),
+    rejects: arg(/tracing must be a boolean/),
+  },
+  {
+    layer: 'core',
+    name: 'signal not an AbortSignal',
+    run: (c) => c.redlock().acquire('r', 1000, { signal: {} as never }),
+    rejects: arg(/signal must be an AbortSignal/),
+  },
+  {
+    layer: 'core',
+    name: 'fencing as a string',
+    run: (c) => c.redlock().acquire('r', 1000, { fencing: 'yes' as never }),
+    rejects: arg(/fencing must be a boolean/),
+  },
+  {
+    layer: 'core',
+    name: 'negative timeoutMs',
+    run: (c) => c.redlock().acquire('r', 1000, { timeoutMs: -1 }),
+    rejects: arg(/timeoutMs must be at least 0/),
+  },
+  {
+    layer: 'core',
+    name: 'retry.retries fractional',
+    run: (c) => c.redlock().acquire('r', 1000, { retry: { retries: 1.5 } }),
+    rejects: arg(/retries must be a whole number/),
+  },
+  {
+    layer: 'core',
+    name: 'maxHoldMs 0',
+    run: (c) => c.redlock().using('r', 1000, () => 1, { maxHoldMs: 0 }),
+    rejects: arg(/maxHoldMs must be at least 1/),
+  },
+  {
+    layer: 'core',
+    name: 'using() without a function',
+    run: (c) => c.redlock().using('r', 1000, 'work' as never),
+    rejects: arg(/needs a function/),
+  },
   // Lifecycle mistakes
   {
     layer: 'core',
@@ -166,7 +264,7 @@ export const coreRows: readonly BadInputRow[] = [
       const lock = await c.redlock().acquire('r', 5000);
       const first = await lock.release();
       const second = await lock.release();
-      expectEqual(second === first && first.released >= 2, true, 'the second release returns the first one\'s result');
+      expectEqual(second === first && first.released >= 2, true, "the second release returns the first one's result");
     },
   },
   {
@@ -214,7 +312,12 @@ export const coreRows: readonly BadInputRow[] = [
     rejects: { error: RedlockClosedError, fix: /Create a new Redlock/ },
   },
   // The fenced store
-  { layer: 'core', name: 'fenced store without a client', run: () => new RedisFencedStore('redis://x' as never), rejects: arg(/needs an ioredis client/) },
+  {
+    layer: 'core',
+    name: 'fenced store without a client',
+    run: () => new RedisFencedStore('redis://x' as never),
+    rejects: arg(/needs an ioredis client/),
+  },
   {
     layer: 'core',
     name: 'fenced write with a number token',

@@ -23,7 +23,10 @@ export function runNode(args: string[], timeoutMs: number): CliRun {
 
 /** Compiles the core and the chaos CLI (chaos/dist/chaos/src/main.js). */
 export function buildChaosCli(): void {
-  for (const project of [['-b', 'packages/core'], ['-p', 'chaos/tsconfig.json']]) {
+  for (const project of [
+    ['-b', 'packages/core'],
+    ['-p', 'chaos/tsconfig.json'],
+  ]) {
     const built = runNode([tsc, ...project], 120_000);
     if (built.status !== 0) throw new Error(`tsc ${project.join(' ')} failed:\n${built.output}`);
   }

@@ -53,7 +53,18 @@ describe('chaos (short mode)', () => {
   });
 
   it('injected every kind of fault, the two majority losses included', () => {
-    for (const kind of ['kill-minority', 'pause-minority', 'restart-node', 'kill-majority', 'pause-majority', 'sigstop-worker', 'busy-worker', 'rolling-restart', 'waiter-storm', 'burst']) {
+    for (const kind of [
+      'kill-minority',
+      'pause-minority',
+      'restart-node',
+      'kill-majority',
+      'pause-majority',
+      'sigstop-worker',
+      'busy-worker',
+      'rolling-restart',
+      'waiter-storm',
+      'burst',
+    ]) {
       expect(`${kind}: ${report.faults[kind as keyof typeof report.faults] ?? 0}`).not.toBe(`${kind}: 0`);
     }
   });

@@ -200,14 +200,28 @@ describe('chaos checker', () => {
       // Two single-node faults overlapping one call: two nodes down for that call.
       const a: FaultEvent = { type: 'fault', kind: 'restart-node', targets: [0], start: 5000, end: 5100 };
       const b: FaultEvent = { type: 'fault', kind: 'rolling-restart', targets: [2], start: 5900, end: 7000 };
-      const report = checkHistory([setup, majority, a, b, quorumError(1500), quorumError(1000 - 100, { callAt: 800 }), quorumError(5950, { callAt: 5050 }), quorumError(2900, { callAt: 2900 })]);
+      const report = checkHistory([
+        setup,
+        majority,
+        a,
+        b,
+        quorumError(1500),
+        quorumError(1000 - 100, { callAt: 800 }),
+        quorumError(5950, { callAt: 5050 }),
+        quorumError(2900, { callAt: 2900 }),
+      ]);
       expect(report.violations.falseOutages).toBe(0);
       expect(report.passed).toBe(true);
     });
 
     it('accepts it from a worker frozen during the call, and ignores other errors', () => {
       const freeze: FaultEvent = { type: 'fault', kind: 'sigstop-worker', targets: [1], start: 1000, end: 2200 };
-      const report = checkHistory([setup, freeze, quorumError(2300, { callAt: 900 }), quorumError(1500, { error: 'LockNotAcquiredError', worker: 2 })]);
+      const report = checkHistory([
+        setup,
+        freeze,
+        quorumError(2300, { callAt: 900 }),
+        quorumError(1500, { error: 'LockNotAcquiredError', worker: 2 }),
+      ]);
       expect(report.violations.falseOutages).toBe(0);
       // The same error from a worker that was not frozen is a false outage.
       expect(checkHistory([setup, freeze, quorumError(2300, { callAt: 900, worker: 2 })]).violations.falseOutages).toBe(1);
@@ -241,7 +255,9 @@ describe('chaos checker', () => {
       expect(report.violations.unsafeOverlaps).toBe(1);
       expect(report.overlaps.plainPairs).toBe(1);
       // Without tokens, older and newer are ordered by acquire time.
-      expect(report.examples[0]).toMatch(new RegExp(`^w1#${a.cycle}\\(unfenced, 100\\.\\..*and w2#${b.cycle}\\(unfenced, 120\\..*both valid holders of p$`));
+      expect(report.examples[0]).toMatch(
+        new RegExp(`^w1#${a.cycle}\\(unfenced, 100\\.\\..*and w2#${b.cycle}\\(unfenced, 120\\..*both valid holders of p$`),
+      );
       expect(report.passed).toBe(false);
     });
 

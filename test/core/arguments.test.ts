@@ -46,7 +46,10 @@ describe('bad input', () => {
     ['null', [null], /got null/],
   ];
   it.each(nodes)('rejects %s as nodes', (_what, input, fix) => {
-    expectArgumentError(thrown(() => new Redlock(input as string[])), fix);
+    expectArgumentError(
+      thrown(() => new Redlock(input as string[])),
+      fix,
+    );
   });
 
   const options: Array<[string, unknown, RegExp]> = [
@@ -64,7 +67,10 @@ describe('bad input', () => {
     ['a string onWarning', { onWarning: 'log' }, /onWarning must be a function/],
   ];
   it.each(options)('rejects %s', (_what, input, fix) => {
-    expectArgumentError(thrown(() => new Redlock([NOWHERE], input as object)), fix);
+    expectArgumentError(
+      thrown(() => new Redlock([NOWHERE], input as object)),
+      fix,
+    );
   });
 
   const ttls: Array<[string, unknown, RegExp]> = [

@@ -31,13 +31,16 @@ describe('timeoutMs is a deadline', () => {
     ['longer than', 5_000],
     ['equal to', 700],
     ['shorter than', 250],
-  ])('wins at its last attempt when the retry delay is %s timeoutMs (700 ms) and the key expires before the deadline', async (_what, delayMs) => {
-    const resource = await heldUntilExpiry(500);
-    const redlock = fx.redlock();
-    const lock = await redlock.acquire(resource, 10_000, { timeoutMs: 700, retry: { retries: 20, delayMs, jitterMs: 0 } });
-    expect(await fx.values(resource)).toEqual([lock.value, lock.value, lock.value]);
-    await lock.release();
-  });
+  ])(
+    'wins at its last attempt when the retry delay is %s timeoutMs (700 ms) and the key expires before the deadline',
+    async (_what, delayMs) => {
+      const resource = await heldUntilExpiry(500);
+      const redlock = fx.redlock();
+      const lock = await redlock.acquire(resource, 10_000, { timeoutMs: 700, retry: { retries: 20, delayMs, jitterMs: 0 } });
+      expect(await fx.values(resource)).toEqual([lock.value, lock.value, lock.value]);
+      await lock.release();
+    },
+  );
 
   it.each([
     ['longer than', 5_000],
@@ -72,7 +75,10 @@ describe('timeoutMs is a deadline', () => {
       const held = await holder.acquire(resource, 60_000);
       const acquiring = waiter.acquire(resource, 10_000, { timeoutMs: 3_000, retry: { retries: 20, delayMs: 5_000, jitterMs: 0 } });
       let settled = false;
-      void acquiring.then(() => (settled = true), () => (settled = true));
+      void acquiring.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
       // Parked on the notice (armed) after its failed first attempt, and still waiting.
       await until(() => settled || (waiter.notices.waiting === 1 && waiter.notices.stats.armed >= 1), 'the waiter parked');
       expect(settled).toBe(false);

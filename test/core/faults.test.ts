@@ -25,7 +25,11 @@ describe('node faults (5 nodes)', () => {
     for (const i of [0, 1, 2]) expect(await fx.node(i).pttl(lockKey(resource))).toBeGreaterThan(10_000);
 
     const result = await lock.release();
-    expect(statuses(result.nodes).slice(3).every((s) => s === 'error' || s === 'pending')).toBe(true);
+    expect(
+      statuses(result.nodes)
+        .slice(3)
+        .every((s) => s === 'error' || s === 'pending'),
+    ).toBe(true);
     expect(result.released).toBe(result.nodes.filter((n) => n.status === 'ok').length);
     await until(async () => (await fx.values(resource, [0, 1, 2])).every((v) => v === null), 'the release reached the live nodes');
     // Free again for someone else.
@@ -132,7 +136,9 @@ describe('node faults (5 nodes)', () => {
     const redlock = fx.redlock({ nodeTimeoutMs: 100 });
     await redlock.connect();
     for (const i of [0, 1, 2]) fx.cluster.server(i).pause();
-    const err = await rejection(redlock.acquire(uniqueResource('paused-retried'), 30_000, { retry: { retries: 2, delayMs: 10, jitterMs: 0 } }));
+    const err = await rejection(
+      redlock.acquire(uniqueResource('paused-retried'), 30_000, { retry: { retries: 2, delayMs: 10, jitterMs: 0 } }),
+    );
     expect(err).toBeInstanceOf(QuorumUnavailableError);
     expect(err.attempts).toBe(3);
     expect(statuses(err.nodes).slice(0, 3)).toEqual(['timeout', 'timeout', 'timeout']);

@@ -60,7 +60,9 @@ describe('node independence', () => {
           'count it twice toward the quorum, so it would stop being a majority of independent servers. List each independent server once.',
       ),
     );
-    expect(() => make([`redis://localhost:${other.port}`, primary.url, { port: other.port }] as never)).toThrow(/nodes\[0\] \(localhost:\d+\) and nodes\[2\] \(localhost:\d+\) are the same Redis server/);
+    expect(() => make([`redis://localhost:${other.port}`, primary.url, { port: other.port }] as never)).toThrow(
+      /nodes\[0\] \(localhost:\d+\) and nodes\[2\] \(localhost:\d+\) are the same Redis server/,
+    );
     expect(() => make([primary.url, `redis://[::1]:${primary.port}`] as never)).toThrow(RedlockArgumentError);
     const client = new Redis(other.url, { lazyConnect: true });
     try {
@@ -130,7 +132,11 @@ describe('node independence, nodes that come up later', () => {
 
       await late.restart(); // back, still configured as a replica of nodes[0]
       await until(
-        async () => (await redlock.checkIndependence().then(() => undefined, (e: unknown) => e)) instanceof NodeIndependenceError,
+        async () =>
+          (await redlock.checkIndependence().then(
+            () => undefined,
+            (e: unknown) => e,
+          )) instanceof NodeIndependenceError,
         'the re-check after the late node connected',
       );
       const err = await rejection(redlock.acquire(uniqueResource('late-replica'), 10_000));

@@ -55,13 +55,10 @@ describe('multi-resource locks', () => {
     const [x, y] = [uniqueResource('x'), uniqueResource('y')];
     const lock = await redlock.acquire([x, y], 5_000);
     await lock.extend(60_000);
-    await until(
-      async () => {
-        const ttls = await Promise.all([x, y].map((r) => fx.node(0).pttl(`redlock:lock:${r}`)));
-        return ttls.every((t) => t > 50_000);
-      },
-      'both keys carry the new TTL',
-    );
+    await until(async () => {
+      const ttls = await Promise.all([x, y].map((r) => fx.node(0).pttl(`redlock:lock:${r}`)));
+      return ttls.every((t) => t > 50_000);
+    }, 'both keys carry the new TTL');
   });
 
   it('de-duplicates repeated resources', async () => {

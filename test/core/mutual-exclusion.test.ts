@@ -7,9 +7,7 @@ describe('mutual exclusion', () => {
 
   it('lets exactly one of 3 Redlocks x 20 concurrent loops into the critical section at a time', async () => {
     const resource = uniqueResource('mutex');
-    const redlocks: Redlock[] = [0, 1, 2].map(() =>
-      fx.redlock({ retry: { retries: Infinity, delayMs: 10, jitterMs: 40 } }),
-    );
+    const redlocks: Redlock[] = [0, 1, 2].map(() => fx.redlock({ retry: { retries: Infinity, delayMs: 10, jitterMs: 40 } }));
     let inside = 0;
     let maxInside = 0;
     let counter = 0;

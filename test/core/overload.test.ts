@@ -22,7 +22,10 @@ class ProbedRedlock extends Redlock {
 }
 
 /** Runs an ES module script in a child node process; resolves with its stdout lines once it exits. */
-function runScript(script: string, onLine?: (line: string) => void): { child: ChildProcess; done: Promise<{ code: number | null; lines: string[] }> } {
+function runScript(
+  script: string,
+  onLine?: (line: string) => void,
+): { child: ChildProcess; done: Promise<{ code: number | null; lines: string[] }> } {
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: string[] = [];
   let buffered = '';
@@ -66,9 +69,7 @@ describe('overload is never reported as an outage (5 healthy nodes)', () => {
   it('grants all 10,000 acquisitions of distinct keys issued in one tick (default options)', async () => {
     const redlock = fx.redlock();
     const prefix = uniqueResource('burst');
-    const results = await Promise.allSettled(
-      Array.from({ length: 10_000 }, (_, i) => redlock.acquire(`${prefix}:${i}`, 30_000)),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 10_000 }, (_, i) => redlock.acquire(`${prefix}:${i}`, 30_000)));
     const locks = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     expect(tally(errors)).toEqual({});
@@ -114,18 +115,23 @@ describe('overload is never reported as an outage (5 healthy nodes)', () => {
       let inside = 0;
       let overlapped = 0;
       const local = Array.from({ length: LOCAL }, () =>
-        redlock.using(
-          resource,
-          10_000,
-          async () => {
-            if (++inside > 1) overlapped++;
-            const start = now();
-            await new Promise((r) => setImmediate(r));
-            intervals.push([start, now()]);
-            inside--;
-          },
-          { timeoutMs: 240_000 },
-        ).then(() => undefined, (err: unknown) => err),
+        redlock
+          .using(
+            resource,
+            10_000,
+            async () => {
+              if (++inside > 1) overlapped++;
+              const start = now();
+              await new Promise((r) => setImmediate(r));
+              intervals.push([start, now()]);
+              inside--;
+            },
+            { timeoutMs: 240_000 },
+          )
+          .then(
+            () => undefined,
+            (err: unknown) => err,
+          ),
       );
       await until(() => redlock.notices.waiting >= LOCAL - 10, 'the local waiters park', 60_000);
       await held.release();
@@ -162,8 +168,10 @@ describe('overload is never reported as an outage (5 healthy nodes)', () => {
     expect(existsSync(DIST)).toBe(true); // run `npm run build` first
     const hogs = Array.from({ length: 2 }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
     try {
-      const runs = Array.from({ length: 4 }, (_, i) =>
-        runScript(`
+      const runs = Array.from(
+        { length: 4 },
+        (_, i) =>
+          runScript(`
           import { Redlock } from ${JSON.stringify(DIST)};
           const redlock = new Redlock(${JSON.stringify(fx.urls)}, { onWarning: () => {} });
           try {
@@ -182,4 +190,3 @@ describe('overload is never reported as an outage (5 healthy nodes)', () => {
     }
   }, 120_000);
 });
-

@@ -260,7 +260,9 @@ describe('release notices', () => {
       if (waiter.notices.stats.notice !== 1) throw new Error('not woken by the notice');
       console.log('closed');
     `;
-    const child = spawn(process.execPath, [...CHILD_GUARD_ARGS, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...CHILD_GUARD_ARGS, '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     // If anything kept the event loop alive, the child never exits and the test times out.

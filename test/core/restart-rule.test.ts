@@ -16,7 +16,13 @@ const OPTIONS: RedlockOptions = { onWarning: () => undefined, nodeTimeoutMs: 200
 async function reachable(redlock: Redlock, i: number): Promise<void> {
   const node = redlock.nodes[i]!;
   await until(
-    () => node.call((client) => client.pttl('probe')).then(() => true, () => false),
+    () =>
+      node
+        .call((client) => client.pttl('probe'))
+        .then(
+          () => true,
+          () => false,
+        ),
     `node ${i} answers the Redlock's connection again`,
   );
 }
@@ -82,7 +88,8 @@ describe('the restart rule', () => {
     try {
       // The catch-up reaches every node: each holds A's token before the restarts.
       await until(
-        async () => (await Promise.all(admin.map((c) => c.get(`redlock:fence:${resource}`)))).every((v) => v === String(first.fencingToken)),
+        async () =>
+          (await Promise.all(admin.map((c) => c.get(`redlock:fence:${resource}`)))).every((v) => v === String(first.fencingToken)),
         'every node holds the first token',
       );
     } finally {
@@ -100,7 +107,11 @@ describe('the restart rule', () => {
       cluster.server(3).pause();
       cluster.server(4).pause();
       try {
-        await until(async () => (after = await attempt(b, resource, ttlMs)) !== null, 'B gets the lock once the restart rule lets the nodes count', 15_000);
+        await until(
+          async () => (after = await attempt(b, resource, ttlMs)) !== null,
+          'B gets the lock once the restart rule lets the nodes count',
+          15_000,
+        );
       } finally {
         cluster.server(3).resume();
         cluster.server(4).resume();
@@ -187,7 +198,9 @@ describe('the restart rule', () => {
     for (const bad of ['yes', { maxTtlMs: -1 }, { maxTtlMs: 'long' }]) {
       expect(() => new Redlock(['redis://127.0.0.1:1'], { restartRule: bad as never })).toThrow(RedlockArgumentError);
     }
-    expect(() => new Redlock(['redis://127.0.0.1:1'], { restartRule: 'yes' as never })).toThrow(/restartRule must be false or \{ maxTtlMs\?: number \}/);
+    expect(() => new Redlock(['redis://127.0.0.1:1'], { restartRule: 'yes' as never })).toThrow(
+      /restartRule must be false or \{ maxTtlMs\?: number \}/,
+    );
   });
 
   it('the steady state pays nothing: no INFO per acquisition, only one per connection', async () => {

@@ -67,7 +67,9 @@ describe('retries, timeouts and abort', () => {
     expect(err.retryAfterMs).toBeGreaterThan(0);
     expect(err.retryAfterMs).toBeLessThanOrEqual(60_000);
     // The hint names the core's knobs and how long it tried.
-    expect(err.message).toMatch(/It waited \d+ ms\. To wait longer, pass a larger timeoutMs \(e\.g\. \{ timeoutMs: 5_000 \}\) or retry: \{ retries \} in the acquire options/);
+    expect(err.message).toMatch(
+      /It waited \d+ ms\. To wait longer, pass a larger timeoutMs \(e\.g\. \{ timeoutMs: 5_000 \}\) or retry: \{ retries \} in the acquire options/,
+    );
     expect(err.waitedMs).toBeGreaterThan(0);
     expect(err.message).not.toContain('wait option');
     expect(waiter.activeLocks).toBe(0);

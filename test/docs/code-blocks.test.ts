@@ -110,6 +110,8 @@ describe('documentation code blocks', () => {
     ]);
     const sample = messages.filter((m) => m.startsWith(SAMPLE_FILE));
     expect(sample).toHaveLength(1);
-    expect(sample[0]).toMatch(/^test\/docs\/sample\.md:6 \(block at line 3\): TS2322 Type 'Promise<Lock>' is not assignable to type 'string'/);
+    expect(sample[0]).toMatch(
+      /^test\/docs\/sample\.md:6 \(block at line 3\): TS2322 Type 'Promise<Lock>' is not assignable to type 'string'/,
+    );
   });
 });

@@ -71,7 +71,12 @@ export function typeCheckBlocks(root: string, blocks: readonly CodeBlock[]): Blo
       mkdirSync(folder, { recursive: true });
       const path = join(folder, moduleFileName(block));
       if (byPath.has(path)) {
-        duplicates.push({ block, line: block.line, code: 0, message: `a second block names the module ${moduleFileName(block)} in this file` });
+        duplicates.push({
+          block,
+          line: block.line,
+          code: 0,
+          message: `a second block names the module ${moduleFileName(block)} in this file`,
+        });
         continue;
       }
       writeFileSync(path, block.code + '\n');
@@ -85,7 +90,12 @@ export function typeCheckBlocks(root: string, blocks: readonly CodeBlock[]): Blo
       const block = d.file ? byPath.get(d.file.fileName) : undefined;
       if (!block || !d.file || d.start === undefined) {
         // Not in a block (options, a declaration file): still a failure, reported as it is.
-        found.push({ block: { file: d.file?.fileName ?? '(compiler)', line: 0, code: '', fragment: false, moduleName: undefined }, line: 0, code: d.code, message });
+        found.push({
+          block: { file: d.file?.fileName ?? '(compiler)', line: 0, code: '', fragment: false, moduleName: undefined },
+          line: 0,
+          code: d.code,
+          message,
+        });
         continue;
       }
       const { line } = d.file.getLineAndCharacterOfPosition(d.start);

@@ -70,10 +70,12 @@ describe('fencing tokens under random quorums (property)', () => {
     const redlocks = clients.map((row) => new Redlock(row, { onWarning: () => undefined, retry: false }));
     const cutArb = fc.constantFrom<Cut>('drop-request', 'drop-reply');
     // One step: which instance acquires, and for each node whether it answers (and how it fails).
-    const stepArb = fc.record({
-      who: fc.integer({ min: 0, max: 1 }),
-      cuts: fc.array(fc.option(cutArb, { nil: 'none' as const, freq: 2 }), { minLength: 5, maxLength: 5 }),
-    }).filter((s) => s.cuts.filter((c) => c !== 'none').length <= 2); // a majority answers
+    const stepArb = fc
+      .record({
+        who: fc.integer({ min: 0, max: 1 }),
+        cuts: fc.array(fc.option(cutArb, { nil: 'none' as const, freq: 2 }), { minLength: 5, maxLength: 5 }),
+      })
+      .filter((s) => s.cuts.filter((c) => c !== 'none').length <= 2); // a majority answers
     let run = 0;
     let acquisitions = 0;
     try {

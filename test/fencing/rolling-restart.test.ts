@@ -21,7 +21,13 @@ const RESOURCE = 'invoice:rolling';
 async function reachable(redlock: Redlock, i: number): Promise<void> {
   const node = redlock.nodes[i]!;
   await until(
-    () => node.call((client) => client.pttl('probe')).then(() => true, () => false),
+    () =>
+      node
+        .call((client) => client.pttl('probe'))
+        .then(
+          () => true,
+          () => false,
+        ),
     `node ${i} answers the Redlock's connection again`,
   );
 }

@@ -78,7 +78,11 @@ function describeEvent({ kind, error }: Recorded): string {
   const text = typeof stack === 'string' ? stack : String(error);
   // Node's warnings carry an optional code and detail (jest's JEST-01 explains itself there).
   const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
-  const lines = [`${kind}: ${text}`, code ? `code: ${typeof code === 'string' ? code : JSON.stringify(code)}` : '', typeof detail === 'string' ? detail : ''].filter(Boolean);
+  const lines = [
+    `${kind}: ${text}`,
+    code ? `code: ${typeof code === 'string' ? code : JSON.stringify(code)}` : '',
+    typeof detail === 'string' ? detail : '',
+  ].filter(Boolean);
   // Prefixed, so that jest keeps the event's own stack in the message (it trims lines that look
   // like a stack trace, node_modules frames included, which are often where the cause shows).
   return lines.join('\n').replace(/^/gm, '  | ');

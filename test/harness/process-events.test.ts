@@ -24,7 +24,15 @@ function runFixture(): AssertionResult[] {
   try {
     const out = join(dir, 'result.json');
     const jest = join(root, 'node_modules', 'jest', 'bin', 'jest.js');
-    const args = ['--experimental-vm-modules', jest, '--testMatch', '**/harness/fixtures/process-events.fixture.ts', '--json', '--outputFile', out];
+    const args = [
+      '--experimental-vm-modules',
+      jest,
+      '--testMatch',
+      '**/harness/fixtures/process-events.fixture.ts',
+      '--json',
+      '--outputFile',
+      out,
+    ];
     const run = spawnSync(process.execPath, args, { cwd: root, env: { ...process.env, NODE_OPTIONS: '' }, encoding: 'utf8' });
     expect(run.status).toBe(1); // the fixture's failing tests fail the run
     const report = JSON.parse(readFileSync(out, 'utf8')) as { testResults: Array<{ assertionResults: AssertionResult[] }> };

@@ -107,7 +107,6 @@ class HandoffController {
     end();
     return { ok: true };
   }
-
 }
 
 const adapters = [
@@ -159,7 +158,10 @@ describe.each(adapters)('route lock hand-off (%s)', (name, makeAdapter) => {
     clientA.destroy(); // A's client leaves: its unclaimed hold is released
     await until(async () => (await held(`handoff:${id}`)) < 2, "A's hold was released when its client left");
 
-    const answerB = request(base).post(`/handoff/${id}`).set('x-req', b).then((r) => r);
+    const answerB = request(base)
+      .post(`/handoff/${id}`)
+      .set('x-req', b)
+      .then((r) => r);
     await points.reached(`handler:${b}`); // B holds the key and is inside its handler
     points.open(`guard:${a}`); // A's later guard passes now
     const aRan = points.reached(`handler:${a}`).then(() => 'ran' as const);
@@ -189,7 +191,10 @@ describe.each(adapters)('route lock hand-off (%s)', (name, makeAdapter) => {
     // A's hold passes its maxHoldMs while a later guard still runs: the key expires.
     await until(async () => (await held(`capped:${id}`)) < 2, "A's hold expired");
 
-    const answerB = request(base).post(`/handoff/capped/${id}`).set('x-req', b).then((r) => r);
+    const answerB = request(base)
+      .post(`/handoff/capped/${id}`)
+      .set('x-req', b)
+      .then((r) => r);
     await points.reached(`handler:${b}`);
     points.open(`guard:${a}`);
     const aRan = points.reached(`handler:${a}`).then(() => 'ran' as const);

@@ -8,16 +8,7 @@
  * waits up to 1 s for the lock meanwhile: it must answer 409, not produce a second body.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  Controller,
-  Get,
-  Headers,
-  Res,
-  Sse,
-  StreamableFile,
-  type INestApplication,
-  type MessageEvent,
-} from '@nestjs/common';
+import { Controller, Get, Headers, Res, Sse, StreamableFile, type INestApplication, type MessageEvent } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { LockRoute, RedlockModule } from '@redlock-nest/nestjs';

@@ -28,8 +28,7 @@ import { RedisCluster } from '../harness/redis-server.js';
 import { deferred, directClient, lockKey, unique, type Deferred } from './helpers.js';
 
 let direct: Redis[] = [];
-const held = async (resource: string) =>
-  (await Promise.all(direct.map((c) => c.exists(lockKey(resource))))).filter((n) => n === 1).length;
+const held = async (resource: string) => (await Promise.all(direct.map((c) => c.exists(lockKey(resource))))).filter((n) => n === 1).length;
 
 /** Whether `order:<id>` was locked (a live lock in the request's lock context) when the pipes ran, by id. */
 const lockedAtPipe = new Map<string, boolean>();
@@ -164,7 +163,9 @@ describe.each(adapters)('@WithLock on routes (%s)', (name, makeAdapter) => {
 
     it("skips the handler of a contended onLocked: 'skip' route (200, empty body)", async () => {
       const id = unique(`${name}-skip`);
-      const first = request(base).post(`/${prefix}/${id}/skip`).then((r) => r);
+      const first = request(base)
+        .post(`/${prefix}/${id}/skip`)
+        .then((r) => r);
       await gate(id).entered.promise;
       const skipped = await request(base).post(`/${prefix}/${id}/skip`);
       gate(id).open.resolve();
@@ -176,7 +177,9 @@ describe.each(adapters)('@WithLock on routes (%s)', (name, makeAdapter) => {
     describe.each(['above', 'below'])('@WithLock %s @Post', (order) => {
       it('locks once for the request, and answers 409 with Retry-After while another request holds the key', async () => {
         const id = unique(`${name}-${order}`);
-        const first = request(base).post(`/${prefix}/${id}/${order}`).then((r) => r);
+        const first = request(base)
+          .post(`/${prefix}/${id}/${order}`)
+          .then((r) => r);
         await gate(id).entered.promise;
         const busy = await request(base).post(`/${prefix}/${id}/${order}`);
         gate(id).open.resolve();

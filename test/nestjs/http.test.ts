@@ -17,13 +17,7 @@ import {
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiOperation, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
-import {
-  currentLock,
-  LockRoute,
-  RedlockExceptionFilter,
-  RedlockModule,
-  WithLock,
-} from '@redlock-nest/nestjs';
+import { currentLock, LockRoute, RedlockExceptionFilter, RedlockModule, WithLock } from '@redlock-nest/nestjs';
 import { StaleFencingTokenError } from '@redlock-nest/core';
 import type { Redis } from 'ioredis';
 import { request as httpRequest } from 'node:http';
@@ -212,7 +206,9 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
   it('answers 409 with Retry-After while another request holds the key', async () => {
     const id = unique(name);
     gates.hold(id);
-    const first = request(base).post(`/orders/${id}/pay`).then((r) => r);
+    const first = request(base)
+      .post(`/orders/${id}/pay`)
+      .then((r) => r);
     await gates.entered(id);
     const busy = await request(base).post(`/orders/${id}/pay`);
     expect(busy.status).toBe(409);
@@ -227,9 +223,13 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
   it('queues a request on a route with wait until the holder responds', async () => {
     const id = unique(name);
     gates.hold(id);
-    const first = request(base).post(`/orders/${id}/pay`).then((r) => r);
+    const first = request(base)
+      .post(`/orders/${id}/pay`)
+      .then((r) => r);
     await gates.entered(id);
-    const queued = request(base).post(`/orders/${id}/queue`).then((r) => r);
+    const queued = request(base)
+      .post(`/orders/${id}/queue`)
+      .then((r) => r);
     gates.open(id);
     expect((await first).status).toBe(200);
     expect((await queued).status).toBe(200);
@@ -244,7 +244,10 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
   it('answers 423 on a route configured for it, with the key from the body', async () => {
     const cartId = unique('cart');
     gates.hold(cartId);
-    const first = request(base).put('/orders/carts').send({ cartId }).then((r) => r);
+    const first = request(base)
+      .put('/orders/carts')
+      .send({ cartId })
+      .then((r) => r);
     await gates.entered(cartId);
     const busy = await request(base).put('/orders/carts').send({ cartId });
     expect(busy.status).toBe(423);
@@ -297,7 +300,14 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
     req.on('error', () => undefined);
     req.end();
     await until(async () => (await held(`stream:${id}`)) >= 2, 'the stream holds its lock');
-    expect((await request(base).get(`/orders/stream/${id}`).timeout(5_000).catch((e) => e.response)).status).toBe(409);
+    expect(
+      (
+        await request(base)
+          .get(`/orders/stream/${id}`)
+          .timeout(5_000)
+          .catch((e) => e.response)
+      ).status,
+    ).toBe(409);
     req.destroy();
     await until(async () => await free(`stream:${id}`), 'the disconnected stream released its lock');
   });
@@ -305,7 +315,9 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
   it('serves a @WithLock route and maps its contention to 409 with the exception filter', async () => {
     const id = unique(name);
     gates.hold(id);
-    const first = request(base).get(`/orders/plain/${id}`).then((r) => r);
+    const first = request(base)
+      .get(`/orders/plain/${id}`)
+      .then((r) => r);
     await gates.entered(id);
     const busy = await request(base).get(`/orders/plain/${id}`);
     expect(busy.status).toBe(409);
@@ -341,7 +353,9 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
       cluster.server(1).resume();
       cluster.server(2).resume();
     }
-    await request(base).post(`/orders/${unique(name)}/pay`).expect(200);
+    await request(base)
+      .post(`/orders/${unique(name)}/pay`)
+      .expect(200);
   });
 
   if (name === 'express') {

@@ -92,7 +92,12 @@ describe('RedlockModule independenceCheck', () => {
   it("an ACL user that may not run INFO fails startup by default, naming the opt-out; 'off' starts", async () => {
     const admin = new Redis(primary.url, { maxRetriesPerRequest: 1 });
     try {
-      await setUser(admin, 'no-info', 'pw-no-info', LOCK_NODE_ACL.filter((rule) => rule !== '+info'));
+      await setUser(
+        admin,
+        'no-info',
+        'pw-no-info',
+        LOCK_NODE_ACL.filter((rule) => rule !== '+info'),
+      );
       const url = `redis://no-info:pw-no-info@127.0.0.1:${primary.port}`;
       const err = await start({ nodes: [url] });
       expect(err).toBeInstanceOf(RedlockArgumentError);

@@ -125,9 +125,7 @@ describe('module lifecycle', () => {
   });
 
   it('rejects invalid module options with a message that names the fix', async () => {
-    const err = await rejection(
-      Test.createTestingModule({ imports: [RedlockModule.forRoot({ nodes: [] })] }).compile(),
-    );
+    const err = await rejection(Test.createTestingModule({ imports: [RedlockModule.forRoot({ nodes: [] })] }).compile());
     expect(err).toBeInstanceOf(RedlockArgumentError);
     expect(err.message).toContain('nodes');
   });

@@ -19,7 +19,11 @@ describe('parameter names', () => {
     expect(readParameters(Sample.prototype.byId)).toEqual({ names: ['id', '_dto'], rest: false });
     expect(readParameters(Sample.prototype.withDefaults)).toEqual({ names: ['a', undefined, 'rest'], rest: true });
     expect(readParameters((order: unknown) => order).names).toEqual(['order']);
-    expect(readParameters(function named(/* a, b */ c: unknown) { return c; }).names).toEqual(['c']);
+    expect(
+      readParameters(function named(/* a, b */ c: unknown) {
+        return c;
+      }).names,
+    ).toEqual(['c']);
   });
 });
 

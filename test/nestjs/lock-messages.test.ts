@@ -53,7 +53,9 @@ describe('LockNotAcquiredError hints', () => {
       const err = await rejection(reports.now(id));
       expect(err).toBeInstanceOf(LockNotAcquiredError);
       expect(err.waitOption).toBe('wait');
-      expect(err.message).toMatch(/\(1 attempt\(s\); nodes: .*\)\. It waited \d+ ms\. To wait longer, raise the wait option \(in ms, e\.g\. \{ wait: 5_000 \}\), or treat it as "busy"\.$/);
+      expect(err.message).toMatch(
+        /\(1 attempt\(s\); nodes: .*\)\. It waited \d+ ms\. To wait longer, raise the wait option \(in ms, e\.g\. \{ wait: 5_000 \}\), or treat it as "busy"\.$/,
+      );
       expect(err.message).not.toMatch(/timeoutMs|retry/);
     } finally {
       await held.release();
@@ -80,7 +82,9 @@ describe('LockNotAcquiredError hints', () => {
     try {
       const err = await rejection(locks.acquire(`report:${id}`, 10_000, { retry: false }));
       expect(err.waitOption).toBe('timeoutMs');
-      expect(err.message).toMatch(/It waited \d+ ms\. To wait longer, pass a larger timeoutMs \(e\.g\. \{ timeoutMs: 5_000 \}\) or retry: \{ retries \} in the acquire options/);
+      expect(err.message).toMatch(
+        /It waited \d+ ms\. To wait longer, pass a larger timeoutMs \(e\.g\. \{ timeoutMs: 5_000 \}\) or retry: \{ retries \} in the acquire options/,
+      );
     } finally {
       await held.release();
     }

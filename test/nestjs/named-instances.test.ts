@@ -173,9 +173,13 @@ describe('named Redlock instances', () => {
     expect(err.message).toContain("RedlockModule.forRoot({ name: 'twice' }) is imported more than once");
   });
 
-  it("the testing module stands in for a named instance (RedlockTestingModule.forRoot({ name }))", async () => {
+  it('the testing module stands in for a named instance (RedlockTestingModule.forRoot({ name }))', async () => {
     const ref = await Test.createTestingModule({
-      imports: [RedlockTestingModule.forRoot(), RedlockTestingModule.forRoot({ name: 'payments' }), RedlockTestingModule.forRoot({ name: 'audit' })],
+      imports: [
+        RedlockTestingModule.forRoot(),
+        RedlockTestingModule.forRoot({ name: 'payments' }),
+        RedlockTestingModule.forRoot({ name: 'audit' }),
+      ],
       providers: [Billing],
     }).compile();
     await ref.init();

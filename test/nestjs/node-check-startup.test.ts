@@ -53,7 +53,10 @@ describe('RedlockModule nodeCheck', () => {
       .setLogger(logger)
       .compile();
     const app = await moduleRef.init();
-    expect(logger.lines).toContainEqual({ level: 'error', message: expect.stringMatching(/Node check: .* eviction: .*fix: CONFIG SET maxmemory-policy noeviction/) });
+    expect(logger.lines).toContainEqual({
+      level: 'error',
+      message: expect.stringMatching(/Node check: .* eviction: .*fix: CONFIG SET maxmemory-policy noeviction/),
+    });
     expect(logger.lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/persistence: no persistence/) });
     await app.close();
   });

@@ -71,18 +71,22 @@ describe('Observables and generators: reentrancy and lost locks (testing module,
   it('reuses the lock its call chain already holds (reentrant), for an Observable and a generator', async () => {
     const source = new Subject<number>();
     const inner = new Promise<number[]>((resolve, reject) =>
-      locks.using(['watch:r', 'rows:r'], undefined, async () => {
-        const values: number[] = [];
-        const done = new Promise<void>((ok, fail) => watcher.watch('r', source).subscribe({ next: (v) => values.push(v), complete: ok, error: fail }));
-        const rows = watcher.rows('r');
-        const first = await rows.next();
-        expect(first.value?.lock?.resources).toEqual(['watch:r', 'rows:r']); // the outer lock, not a second one
-        await rows.return(undefined);
-        source.next(7);
-        source.complete();
-        await done;
-        return values;
-      }).then(resolve, reject),
+      locks
+        .using(['watch:r', 'rows:r'], undefined, async () => {
+          const values: number[] = [];
+          const done = new Promise<void>((ok, fail) =>
+            watcher.watch('r', source).subscribe({ next: (v) => values.push(v), complete: ok, error: fail }),
+          );
+          const rows = watcher.rows('r');
+          const first = await rows.next();
+          expect(first.value?.lock?.resources).toEqual(['watch:r', 'rows:r']); // the outer lock, not a second one
+          await rows.return(undefined);
+          source.next(7);
+          source.complete();
+          await done;
+          return values;
+        })
+        .then(resolve, reject),
     );
     // The testing module fails at once on a second acquisition of a held key: reaching here means none happened.
     expect(await inner).toEqual([7]);

@@ -6,7 +6,17 @@
  * microservice.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Injectable, Param, Sse, StreamableFile, type INestApplication, type INestMicroservice, type MessageEvent } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Injectable,
+  Param,
+  Sse,
+  StreamableFile,
+  type INestApplication,
+  type INestMicroservice,
+  type MessageEvent,
+} from '@nestjs/common';
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { LockNotAcquiredError, type Lock } from '@redlock-nest/core';

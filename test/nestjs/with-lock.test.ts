@@ -324,4 +324,3 @@ describe('several apps in one process', () => {
     }
   });
 });
-

@@ -98,8 +98,27 @@ describe('checkNodes', () => {
     try {
       // The least-privilege list of docs/security.md without +publish.
       await admin.call(
-        'ACL', 'SETUSER', 'limited', 'on', '>secret', 'resetkeys', 'resetchannels', '~redlock:*', '&redlock:*',
-        '-@all', '+evalsha', '+eval', '+get', '+set', '+pttl', '+incr', '+pexpire', '+del', '+subscribe', '+unsubscribe', '+info',
+        'ACL',
+        'SETUSER',
+        'limited',
+        'on',
+        '>secret',
+        'resetkeys',
+        'resetchannels',
+        '~redlock:*',
+        '&redlock:*',
+        '-@all',
+        '+evalsha',
+        '+eval',
+        '+get',
+        '+set',
+        '+pttl',
+        '+incr',
+        '+pexpire',
+        '+del',
+        '+subscribe',
+        '+unsubscribe',
+        '+info',
       );
     } finally {
       admin.disconnect();

@@ -150,7 +150,11 @@ describe('redlock-nest CLI', () => {
     const lock = await redlock(watched.url).acquire(resource, 10_000);
     await lock.release();
     await seen;
-    const events = out.join('').trim().split('\n').map((line) => JSON.parse(line) as { event: string; resource: string; nodes: number });
+    const events = out
+      .join('')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string; resource: string; nodes: number });
     expect(events.filter((e) => e.resource === resource).map((e) => e.event)).toEqual(['acquired', 'released']);
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -34,7 +34,9 @@ describe('RedlockHealthIndicator with checks', () => {
     const checked = await indicator.isHealthy('redlock', { checks: true });
     expect(checked.redlock.status).toBe('degraded');
     const findings = checked.redlock.findings as Array<{ check: string; level: string; fix?: string }>;
-    expect(findings).toContainEqual(expect.objectContaining({ check: 'eviction', level: 'error', fix: expect.stringMatching(/noeviction/) }));
+    expect(findings).toContainEqual(
+      expect.objectContaining({ check: 'eviction', level: 'error', fix: expect.stringMatching(/noeviction/) }),
+    );
     expect(findings.every((f) => f.level !== 'ok')).toBe(true);
     expect(JSON.stringify(checked)).not.toContain(password);
     const plain = await indicator.isHealthy('redlock');

@@ -112,7 +112,8 @@ describe('RedlockHealthIndicator', () => {
       status: 'down',
       error: expect.stringMatching(new RegExp(`^(ECONNREFUSED|ECONNRESET) 127\\.0\\.0\\.1:${port}$`)),
     });
-    for (const res of [first, second]) expect(res.body.details.redlock.nodes[2].error).not.toMatch(/Stream isn't writeable|Connection is closed/);
+    for (const res of [first, second])
+      expect(res.body.details.redlock.nodes[2].error).not.toMatch(/Stream isn't writeable|Connection is closed/);
   });
 
   it('is down (503) without a quorum: a paused node times out', async () => {

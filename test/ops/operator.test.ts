@@ -49,7 +49,12 @@ describe('inspect and forceRelease', () => {
     expect(result.fencingCounter).toBe(stuck.fencingToken! + 1n);
     expect(await fx.values(resource)).toEqual([null, null, null]);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ resources: [resource], reason: 'worker host died, INC-1234', released: 3, fencingCounter: String(stuck.fencingToken! + 1n) });
+    expect(events[0]).toMatchObject({
+      resources: [resource],
+      reason: 'worker host died, INC-1234',
+      released: 3,
+      fencingCounter: String(stuck.fencingToken! + 1n),
+    });
     expect(events[0]!.holder).toMatch(/^[0-9a-f]{12}$/);
     expect(JSON.stringify(events[0])).not.toContain(stuck.value);
     // The next holder's token is above the old holder's and the forced release's.

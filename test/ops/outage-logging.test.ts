@@ -49,7 +49,9 @@ describe('core: a node outage in onWarning and in errors', () => {
     await until(() => failedReconnects >= 3, 'three failed reconnects');
     expect(about()).toHaveLength(1);
     expect(about()[0]).toMatch(
-      new RegExp(`^lock node 127\\.0\\.0\\.1:${port} is down \\(${SOCKET_CAUSE} 127\\.0\\.0\\.1:${port}\\); it counts as failed until it reconnects\\.$`),
+      new RegExp(
+        `^lock node 127\\.0\\.0\\.1:${port} is down \\(${SOCKET_CAUSE} 127\\.0\\.0\\.1:${port}\\); it counts as failed until it reconnects\\.$`,
+      ),
     );
 
     await cluster.server(0).restart();
@@ -62,7 +64,7 @@ describe('core: a node outage in onWarning and in errors', () => {
     expect(lines.join('\n')).not.toMatch(IOREDIS_INTERNALS);
   });
 
-  it('QuorumUnavailableError names each dead node\'s cause, and prints as one line', async () => {
+  it("QuorumUnavailableError names each dead node's cause, and prints as one line", async () => {
     const { redlock, lines } = await start();
     const [p0, p1] = [cluster.server(0).port, cluster.server(1).port];
     await Promise.all([cluster.server(0).kill(), cluster.server(1).kill()]);
@@ -158,7 +160,9 @@ describe('Nest: an outage in the application log', () => {
     // Every failed run is one record of one line (a 35-line stack and field dump before), and no stack record follows.
     for (const line of jobLines()) expect(line.trimEnd().split('\n')).toHaveLength(1);
     expect(records.filter((r) => /^\s+at /m.test(r))).toEqual([]);
-    expect(jobLines()[0]).toMatch(/ERROR \[Scheduler\] QuorumUnavailableError: Could not reach a quorum of 2\/3 Redis nodes for \["job:reconcile"\]/);
+    expect(jobLines()[0]).toMatch(
+      /ERROR \[Scheduler\] QuorumUnavailableError: Could not reach a quorum of 2\/3 Redis nodes for \["job:reconcile"\]/,
+    );
     for (const port of ports) {
       const about = records.filter((r) => r.includes(`[Redlock] lock node 127.0.0.1:${port} `));
       expect(about).toHaveLength(2);

@@ -157,8 +157,19 @@ describe('packed packages', () => {
   describe('offline, in a fresh app with the peers of this repo', () => {
     it('packs both builds, README, LICENSE and the sources the maps point at, with import/require exports', async () => {
       for (const name of ['core', 'nestjs'] as const) {
-        const files = expectOk('tar -t', await run('tar', ['-tzf', tarballs[name]], work)).stdout.split('\n').filter(Boolean);
-        expect(files).toEqual(expect.arrayContaining(['package/README.md', 'package/LICENSE', 'package/dist/index.js', 'package/dist/cjs/index.js', 'package/dist/cjs/package.json', 'package/src/index.ts']));
+        const files = expectOk('tar -t', await run('tar', ['-tzf', tarballs[name]], work))
+          .stdout.split('\n')
+          .filter(Boolean);
+        expect(files).toEqual(
+          expect.arrayContaining([
+            'package/README.md',
+            'package/LICENSE',
+            'package/dist/index.js',
+            'package/dist/cjs/index.js',
+            'package/dist/cjs/package.json',
+            'package/src/index.ts',
+          ]),
+        );
         expect(files.some((f) => f.endsWith('.tsbuildinfo') || f.includes('.test.'))).toBe(false);
         expect(await unshippedSources(tarballs[name], files, work)).toEqual([]);
       }
@@ -171,7 +182,9 @@ describe('packed packages', () => {
       const core = JSON.parse(readFileSync(join(app, 'node_modules/@redlock-nest/core/package.json'), 'utf8'));
       expect(core.peerDependenciesMeta['@opentelemetry/api'].optional).toBe(true);
       expect(nestjs.dependencies['@redlock-nest/core']).toBe(core.version);
-      expect(JSON.parse(readFileSync(join(app, 'node_modules/@redlock-nest/core/dist/cjs/package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
+      expect(JSON.parse(readFileSync(join(app, 'node_modules/@redlock-nest/core/dist/cjs/package.json'), 'utf8'))).toEqual({
+        type: 'commonjs',
+      });
       for (const pkg of [core, nestjs]) {
         expect(pkg.type).toBe('module');
         expect(pkg.sideEffects).toBe(false);
@@ -246,7 +259,11 @@ describe('packed packages', () => {
         expect(compiled.stdout + compiled.stderr).toBe('');
         if (consumer.node16) {
           // The same CommonJS sources under node16 resolution (the `require` types of `exports`).
-          const node16 = await run(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit', '--module', 'node16', '--moduleResolution', 'node16'], dir);
+          const node16 = await run(
+            process.execPath,
+            [tsc, '-p', 'tsconfig.json', '--noEmit', '--module', 'node16', '--moduleResolution', 'node16'],
+            dir,
+          );
           expect(node16.stdout + node16.stderr).toBe('');
         }
         const result = await run(process.execPath, ['dist/main.js'], dir, { REDIS_URL: server.url }, 60_000);

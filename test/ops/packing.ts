@@ -65,7 +65,10 @@ export async function packAll(dest: string): Promise<{ core: string; nestjs: str
   expectOk('npm run build', await run('npm', ['run', 'build', '--silent'], REPO, {}, 300_000));
   const out: Record<string, string> = {};
   for (const name of ['core', 'nestjs']) {
-    const packed = expectOk(`npm pack ${name}`, await run('npm', ['pack', '--silent', '--pack-destination', dest], join(REPO, 'packages', name)));
+    const packed = expectOk(
+      `npm pack ${name}`,
+      await run('npm', ['pack', '--silent', '--pack-destination', dest], join(REPO, 'packages', name)),
+    );
     out[name] = join(dest, packed.stdout.trim().split('\n').pop()!);
   }
   return { core: out.core!, nestjs: out.nestjs! };
@@ -89,7 +92,11 @@ export async function installConsumer(name: string, tarballs: { core: string; ne
   if (!existsSync(marker)) {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'package.json'), manifest);
-    const install = await run('npm', ['install', ...NPM_FLAGS], dir, {}, 420_000).catch((err: Error) => ({ code: null, stdout: '', stderr: err.message }));
+    const install = await run('npm', ['install', ...NPM_FLAGS], dir, {}, 420_000).catch((err: Error) => ({
+      code: null,
+      stdout: '',
+      stderr: err.message,
+    }));
     if (install.code !== 0) {
       throw new Error(
         `npm install of consumer ${name} (its NestJS and TypeScript from the npm registry) failed. ` +
@@ -106,7 +113,10 @@ export async function installConsumer(name: string, tarballs: { core: string; ne
     return `./packed/${basename(t)}`;
   });
   rmSync(join(dir, 'node_modules', '@redlock-nest'), { recursive: true, force: true });
-  expectOk(`npm install of the tarballs into consumer ${name}`, await run('npm', ['install', '--no-save', ...NPM_FLAGS, ...local], dir, {}, 300_000));
+  expectOk(
+    `npm install of the tarballs into consumer ${name}`,
+    await run('npm', ['install', '--no-save', ...NPM_FLAGS, ...local], dir, {}, 300_000),
+  );
   // The app's sources, fresh each run.
   rmSync(join(dir, 'src'), { recursive: true, force: true });
   rmSync(join(dir, 'dist'), { recursive: true, force: true });

@@ -20,8 +20,14 @@ describe('TerminusMissingError', () => {
   });
 
   it('replaces the ESM and CommonJS "not found" of terminus itself, keeping it as the cause', () => {
-    const esm = notFound('ERR_MODULE_NOT_FOUND', "Cannot find package '@nestjs/terminus' imported from /app/node_modules/@redlock-nest/nestjs/dist/health/redlock-health.module.js");
-    const cjs = notFound('MODULE_NOT_FOUND', "Cannot find module '@nestjs/terminus'\nRequire stack:\n- /app/node_modules/@redlock-nest/nestjs/dist/cjs/package-require.cjs");
+    const esm = notFound(
+      'ERR_MODULE_NOT_FOUND',
+      "Cannot find package '@nestjs/terminus' imported from /app/node_modules/@redlock-nest/nestjs/dist/health/redlock-health.module.js",
+    );
+    const cjs = notFound(
+      'MODULE_NOT_FOUND',
+      "Cannot find module '@nestjs/terminus'\nRequire stack:\n- /app/node_modules/@redlock-nest/nestjs/dist/cjs/package-require.cjs",
+    );
     for (const err of [esm, cjs]) {
       const typed = terminusMissing(err);
       expect(typed).toBeInstanceOf(TerminusMissingError);
@@ -30,7 +36,14 @@ describe('TerminusMissingError', () => {
   });
 
   it('leaves other failures alone: a dependency of terminus missing, or another error', () => {
-    expect(terminusMissing(notFound('ERR_MODULE_NOT_FOUND', "Cannot find package 'check-disk-space' imported from /app/node_modules/@nestjs/terminus/dist/index.js"))).toBeUndefined();
+    expect(
+      terminusMissing(
+        notFound(
+          'ERR_MODULE_NOT_FOUND',
+          "Cannot find package 'check-disk-space' imported from /app/node_modules/@nestjs/terminus/dist/index.js",
+        ),
+      ),
+    ).toBeUndefined();
     expect(terminusMissing(notFound('MODULE_NOT_FOUND', "Cannot find module '@nestjs/terminus-extra'"))).toBeUndefined();
     expect(terminusMissing(new SyntaxError('Unexpected token'))).toBeUndefined();
     expect(terminusMissing(undefined)).toBeUndefined();

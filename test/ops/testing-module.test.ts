@@ -158,10 +158,19 @@ describe('RedlockTestingModule', () => {
       for (const off of offs) off();
     }
     expect(seen).toEqual([
-      'acquire:order:8', 'acquired:order:8', 'release:order:8',
-      'acquire:order:9', 'failure:order:9',
-      'acquire:order:9', 'wait:order:9', 'acquired:order:9', 'release:order:9',
-      'acquire:export:10', 'acquired:export:10', 'lost:export:10', 'release:export:10',
+      'acquire:order:8',
+      'acquired:order:8',
+      'release:order:8',
+      'acquire:order:9',
+      'failure:order:9',
+      'acquire:order:9',
+      'wait:order:9',
+      'acquired:order:9',
+      'release:order:9',
+      'acquire:export:10',
+      'acquired:export:10',
+      'lost:export:10',
+      'release:export:10',
     ]);
   });
 

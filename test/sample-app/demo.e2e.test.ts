@@ -16,9 +16,13 @@ describe('race demo (short mode)', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   async function demo(...flags: string[]): Promise<{ code: number | null; summary: DemoSummary; output: string }> {
-    const run = runNode('sample-app/dist/demo/demo.js', ['--short', '--json', '--data-dir', join(dir, flags.join('') || 'locks'), ...flags], {
-      ...process.env,
-    });
+    const run = runNode(
+      'sample-app/dist/demo/demo.js',
+      ['--short', '--json', '--data-dir', join(dir, flags.join('') || 'locks'), ...flags],
+      {
+        ...process.env,
+      },
+    );
     const code = await run.exit;
     const line = /^DEMO-SUMMARY (.*)$/m.exec(run.stdout());
     if (!line) throw new Error(`no summary (exit ${code}):\n${run.stdout()}\n${run.stderr()}`);

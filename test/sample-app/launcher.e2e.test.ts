@@ -40,7 +40,10 @@ describe('npm start launcher', () => {
     try {
       const [, url] = await run.waitFor(/listening on (http:\/\/\S+)/);
       const [, nodeList] = await run.waitFor(/lock nodes \(5, quorum 3\): (.+)/);
-      const ports = nodeList!.trim().split(' ').map((u) => Number(new URL(u).port));
+      const ports = nodeList!
+        .trim()
+        .split(' ')
+        .map((u) => Number(new URL(u).port));
       expect(ports).toHaveLength(5);
       for (const port of ports) expect(await probe(port)).toBe('connected');
 

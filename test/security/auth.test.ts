@@ -26,7 +26,12 @@ describe('Redis AUTH', () => {
 
   it('works with the password in the URL', async () => {
     const warnings: string[] = [];
-    expect(await lockWorkflow(cluster.servers.map((s) => url(s.port, PASSWORD)), warnings)).toEqual([]);
+    expect(
+      await lockWorkflow(
+        cluster.servers.map((s) => url(s.port, PASSWORD)),
+        warnings,
+      ),
+    ).toEqual([]);
     expect(warnings.filter((w) => w.includes(PASSWORD))).toEqual([]);
   });
 
@@ -44,7 +49,10 @@ describe('Redis AUTH', () => {
       { nodeTimeoutMs: 300, onWarning: (m) => warnings.push(m) },
     );
     try {
-      const err = await redlock.acquire('r', 1_000).then(() => undefined, (e: unknown) => e);
+      const err = await redlock.acquire('r', 1_000).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(QuorumUnavailableError);
       expect((err as Error).message).toMatch(fix);
       const text = [(err as Error).message, (err as Error).stack, JSON.stringify(err), ...warnings].join('\n');

@@ -60,10 +60,15 @@ describe('no secrets in errors or logs', () => {
       await short.extend(1_000).catch(record);
 
       await a
-        .using('capped', 300, async (lock) => {
-          keep(lock);
-          record(await aborted(lock.signal)); // max-hold-exceeded
-        }, { maxHoldMs: 150 })
+        .using(
+          'capped',
+          300,
+          async (lock) => {
+            keep(lock);
+            record(await aborted(lock.signal)); // max-hold-exceeded
+          },
+          { maxHoldMs: 150 },
+        )
         .catch(record);
 
       await cluster.server(0).kill(); // a node dies while `held` is held

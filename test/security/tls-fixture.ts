@@ -27,8 +27,23 @@ export function makePki(): Pki {
   openssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '1', '-subj', '/CN=redlock-nest test CA');
   openssl('req', '-new', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
   writeFileSync(f('ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  openssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial',
-    '-out', f('server.crt'), '-days', '1', '-extfile', f('ext.cnf'));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.crt'),
+    '-days',
+    '1',
+    '-extfile',
+    f('ext.cnf'),
+  );
   return {
     dir,
     caFile: f('ca.crt'),
@@ -48,8 +63,20 @@ export interface TlsServer {
 export async function startTlsServer(pki: Pki): Promise<TlsServer> {
   const tlsPort = await freePort();
   const server = await RedisServer.start({
-    args: ['--port', '0', '--tls-port', String(tlsPort), '--tls-cert-file', pki.cert, '--tls-key-file', pki.key,
-      '--tls-ca-cert-file', pki.caFile, '--tls-auth-clients', 'no'],
+    args: [
+      '--port',
+      '0',
+      '--tls-port',
+      String(tlsPort),
+      '--tls-cert-file',
+      pki.cert,
+      '--tls-key-file',
+      pki.key,
+      '--tls-ca-cert-file',
+      pki.caFile,
+      '--tls-auth-clients',
+      'no',
+    ],
   });
   return { server, tlsPort };
 }

@@ -75,9 +75,15 @@ describe('TLS', () => {
   });
 
   it('refuses a server whose certificate it cannot verify', async () => {
-    const redlock = new Redlock(servers.map((s) => `rediss://127.0.0.1:${s.tlsPort}`), { nodeTimeoutMs: 500, onWarning: () => undefined });
+    const redlock = new Redlock(
+      servers.map((s) => `rediss://127.0.0.1:${s.tlsPort}`),
+      { nodeTimeoutMs: 500, onWarning: () => undefined },
+    );
     try {
-      const err = await redlock.acquire('no-ca', 1_000).then(() => undefined, (e: unknown) => e);
+      const err = await redlock.acquire('no-ca', 1_000).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(QuorumUnavailableError);
       const errors = (err as QuorumUnavailableError).nodes.map((n) => n.error ?? '').join('\n');
       expect(errors).toMatch(/certificate/);
@@ -113,7 +119,10 @@ describe('TLS', () => {
   }, 70_000);
 
   it('cannot talk plain TCP to a TLS-only node', async () => {
-    const redlock = new Redlock(servers.map((s) => `redis://127.0.0.1:${s.tlsPort}`), { nodeTimeoutMs: 300, onWarning: () => undefined });
+    const redlock = new Redlock(
+      servers.map((s) => `redis://127.0.0.1:${s.tlsPort}`),
+      { nodeTimeoutMs: 300, onWarning: () => undefined },
+    );
     try {
       await expect(redlock.acquire('plain', 1_000)).rejects.toBeInstanceOf(QuorumUnavailableError);
     } finally {

@@ -67,8 +67,7 @@ export class Refused {
 
 // Nest's applyDecorators takes untyped MethodDecorators: composing @WithLock there needs the cast
 // (and gives up the return-type check for the methods the composed decorator is put on).
-export const LockedPost = (path: string): MethodDecorator =>
-  applyDecorators(Post(path), WithLock(`route:${path}`) as MethodDecorator);
+export const LockedPost = (path: string): MethodDecorator => applyDecorators(Post(path), WithLock(`route:${path}`) as MethodDecorator);
 // @ts-expect-error without the cast, the typed decorator is not an untyped MethodDecorator
 export const untyped: MethodDecorator = WithLock('x');
 export const decorator: WithLockDecorator = WithLock('x');

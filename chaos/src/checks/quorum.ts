@@ -30,11 +30,7 @@ function maxOrNull(values: number[]): number | null {
 }
 
 /** How the lock service behaved while a majority of its nodes was down, and after. */
-export function checkQuorum(
-  cycles: readonly CycleEvent[],
-  errors: readonly ErrorEvent[],
-  faults: readonly FaultEvent[],
-): QuorumFindings {
+export function checkQuorum(cycles: readonly CycleEvent[], errors: readonly ErrorEvent[], faults: readonly FaultEvent[]): QuorumFindings {
   const windows = faults.filter((f) => f.kind === 'kill-majority' || f.kind === 'pause-majority');
   const workers = new Set(cycles.map((c) => c.worker));
   const grantedWithoutQuorum: string[] = [];
@@ -46,7 +42,9 @@ export function checkQuorum(
   for (const w of windows) {
     for (const c of cycles) {
       if (c.callAt > w.start && c.acquiredAt < w.end) {
-        grantedWithoutQuorum.push(`w${c.worker}#${c.cycle} got ${c.resource} at ${c.acquiredAt}, called at ${c.callAt}, while a majority was down (${w.start}..${w.end})`);
+        grantedWithoutQuorum.push(
+          `w${c.worker}#${c.cycle} got ${c.resource} at ${c.acquiredAt}, called at ${c.callAt}, while a majority was down (${w.start}..${w.end})`,
+        );
       }
     }
     const reports = errors.filter((e) => e.error === 'QuorumUnavailableError' && e.at >= w.start && e.at <= w.end);

@@ -36,7 +36,8 @@ function checkResource(list: readonly FencedCycle[], final: FinalEvent | undefin
   const granted = new PrefixMax(list.map((c) => ({ time: c.acquiredAt, value: tokenOf(c) })));
   for (const w of accepted) {
     const newer = granted.before(w.writeStartAt);
-    if (newer > tokenOf(w)) out.staleAccepted.push(`${label(w)} was accepted although token ${newer} held ${w.resource} before it was sent`);
+    if (newer > tokenOf(w))
+      out.staleAccepted.push(`${label(w)} was accepted although token ${newer} held ${w.resource} before it was sent`);
   }
 
   // Real-time order: a write sent after another was acknowledged must not carry a lower token.
@@ -73,7 +74,9 @@ function checkResource(list: readonly FencedCycle[], final: FinalEvent | undefin
   if (last) {
     if (!final) out.lost.push(`no final value was read for ${last.resource}`);
     else if (final.seq < last.writeSeq || (final.seq === last.writeSeq && (final.worker !== last.worker || final.cycle !== last.cycle))) {
-      out.lost.push(`${last.resource} ends at sequence ${final.seq} (w${final.worker}#${final.cycle}), but ${label(last)} was acknowledged`);
+      out.lost.push(
+        `${last.resource} ends at sequence ${final.seq} (w${final.worker}#${final.cycle}), but ${label(last)} was acknowledged`,
+      );
     }
   }
 }

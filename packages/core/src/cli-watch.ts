@@ -45,7 +45,9 @@ export async function watch(options: WatchOptions): Promise<() => Promise<void>>
       const g = groups.get(id)!;
       groups.delete(id);
       const line: WatchEvent = { at: new Date().toISOString(), event, resource, nodes: g.nodes.size };
-      options.out(options.json ? JSON.stringify(line) : `${line.at}  ${event.padEnd(8)}  ${resource}  (${line.nodes}/${options.urls.length} node(s))`);
+      options.out(
+        options.json ? JSON.stringify(line) : `${line.at}  ${event.padEnd(8)}  ${resource}  (${line.nodes}/${options.urls.length} node(s))`,
+      );
     }, GROUP_MS);
     groups.set(id, { event, resource, nodes: new Set([node]), timer });
   };

@@ -8,7 +8,10 @@ import type { NodeOutcome } from './node-outcome.js';
 /** Each node's outcome, with the real cause of a failure: `127.0.0.1:6390=error (ECONNREFUSED 127.0.0.1:6390)`. */
 export function describeNodes(nodes: readonly NodeOutcome[]): string {
   return nodes
-    .map((n) => `${n.node}=${n.status}${n.error !== undefined && (n.status === 'error' || n.status === 'timeout') ? ` (${n.error.split('\n', 1)[0]})` : ''}`)
+    .map(
+      (n) =>
+        `${n.node}=${n.status}${n.error !== undefined && (n.status === 'error' || n.status === 'timeout') ? ` (${n.error.split('\n', 1)[0]})` : ''}`,
+    )
     .join(', ');
 }
 

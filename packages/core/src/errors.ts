@@ -152,12 +152,7 @@ export class LockLostError extends RedlockError {
   readonly reason: LockLostReason;
   readonly nodes: readonly NodeOutcome[];
 
-  constructor(details: {
-    resources: readonly string[];
-    reason: LockLostReason;
-    nodes?: readonly NodeOutcome[];
-    cause?: unknown;
-  }) {
+  constructor(details: { resources: readonly string[]; reason: LockLostReason; nodes?: readonly NodeOutcome[]; cause?: unknown }) {
     const text: Record<LockLostReason, string> = {
       expired: 'its validity ran out before it was extended (use a longer ttl or using(), which auto-extends)',
       'not-owner': 'a majority of nodes no longer hold it (it expired and may now be held by someone else)',

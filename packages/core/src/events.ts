@@ -220,9 +220,6 @@ export class RedlockEmitter {
 
   /** Where listener errors go. Default: a process warning (visible, never fatal). */
   protected onListenerError(event: RedlockEventName, err: unknown): void {
-    process.emitWarning(
-      `a '${event}' listener threw: ${err instanceof Error ? err.message : String(err)}`,
-      'RedlockListenerWarning',
-    );
+    process.emitWarning(`a '${event}' listener threw: ${err instanceof Error ? err.message : String(err)}`, 'RedlockListenerWarning');
   }
 }

@@ -169,7 +169,13 @@ export async function fenceHeldLock(ctx: FencingContext, lock: Lock, fenceKeys: 
   if (round.ok >= ctx.quorum) {
     const fenced = await settleFencing(ctx, round, lock.resources, fenceKeys, catchUp);
     if (fenced.ok) return fenced.tokens;
-    throw new QuorumUnavailableError({ resources: lock.resources, attempts: 1, nodes: fenced.nodes, quorum: ctx.quorum, reason: fenced.reason });
+    throw new QuorumUnavailableError({
+      resources: lock.resources,
+      attempts: 1,
+      nodes: fenced.nodes,
+      quorum: ctx.quorum,
+      reason: fenced.reason,
+    });
   }
   // A majority no longer holds our key: someone else may hold the lock now.
   const gone = round.outcomes.filter((o) => o.status === 'absent').length;

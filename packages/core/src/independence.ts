@@ -69,8 +69,7 @@ export async function checkNodeIndependence(nodes: readonly LockNode[], timeoutM
       if (first) {
         sameServer = true;
         problems.push(`${first} and ${name} are the same server (same run_id)`);
-      }
-      else seen.set(r.runId, name);
+      } else seen.set(r.runId, name);
     }
   });
   if (problems.length > 0) throw new NodeIndependenceError(problems, { sameServer });

@@ -282,9 +282,7 @@ export class Lock {
       resources: [...this.resources],
       expiration: this.expiration,
       ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken.toString() }),
-      ...(tokens && tokens.size > 1
-        ? { fencingTokens: Object.fromEntries([...tokens].map(([r, t]) => [r, t.toString()])) }
-        : {}),
+      ...(tokens && tokens.size > 1 ? { fencingTokens: Object.fromEntries([...tokens].map(([r, t]) => [r, t.toString()])) } : {}),
       state: this.state,
     };
   }

@@ -80,8 +80,10 @@ function role(info: string): Finding {
 
 function latency(ms: number, timeoutMs: number): Finding {
   const text = `round trip ${ms.toFixed(2)} ms (node timeout ${timeoutMs} ms)`;
-  if (ms >= timeoutMs) return { check: 'latency', level: 'error', message: text, fix: 'raise nodeTimeoutMs above the round trip, or move the node closer' };
-  if (ms >= timeoutMs / 2) return { check: 'latency', level: 'warn', message: text, fix: 'raise nodeTimeoutMs: half of it is spent on the round trip' };
+  if (ms >= timeoutMs)
+    return { check: 'latency', level: 'error', message: text, fix: 'raise nodeTimeoutMs above the round trip, or move the node closer' };
+  if (ms >= timeoutMs / 2)
+    return { check: 'latency', level: 'warn', message: text, fix: 'raise nodeTimeoutMs: half of it is spent on the round trip' };
   return ok('latency', text);
 }
 
@@ -91,10 +93,20 @@ function clock(rate: number, uncertainty: number, driftFactor: number): Finding 
   const beyond = Math.abs(skew) - uncertainty;
   const text = `clock rate ${rate.toFixed(6)}× the local monotonic clock (${(skew * 1e6).toFixed(0)} ppm, ±${(uncertainty * 1e6).toFixed(0)} ppm)`;
   if (beyond > driftFactor) {
-    return { check: 'clock', level: 'error', message: `${text}, beyond driftFactor ${driftFactor}`, fix: 'fix the node\'s time sync (chrony/ntpd slewing, not stepping) or raise driftFactor' };
+    return {
+      check: 'clock',
+      level: 'error',
+      message: `${text}, beyond driftFactor ${driftFactor}`,
+      fix: "fix the node's time sync (chrony/ntpd slewing, not stepping) or raise driftFactor",
+    };
   }
   if (beyond > driftFactor / 2) {
-    return { check: 'clock', level: 'warn', message: `${text}, over half of driftFactor ${driftFactor}`, fix: 'check the node\'s time sync; locks keep only half their drift allowance' };
+    return {
+      check: 'clock',
+      level: 'warn',
+      message: `${text}, over half of driftFactor ${driftFactor}`,
+      fix: "check the node's time sync; locks keep only half their drift allowance",
+    };
   }
   return ok('clock', text);
 }
@@ -105,10 +117,20 @@ function persistence(facts: NodeFacts, info: string): Finding {
   if (aof && fsync === 'always') return ok('persistence', 'AOF with appendfsync always: keeps its locks across a restart');
   const restartRule = 'after a restart the client keeps it out of quorums for the largest TTL in use (the restart rule)';
   if (aof && fsync === undefined) {
-    return { check: 'persistence', level: 'warn', message: `AOF on, appendfsync unknown (CONFIG not allowed); ${restartRule}`, fix: 'set appendfsync always, or allow CONFIG GET to prove it' };
+    return {
+      check: 'persistence',
+      level: 'warn',
+      message: `AOF on, appendfsync unknown (CONFIG not allowed); ${restartRule}`,
+      fix: 'set appendfsync always, or allow CONFIG GET to prove it',
+    };
   }
   if (aof) {
-    return { check: 'persistence', level: 'warn', message: `AOF with appendfsync ${fsync}: a crash loses recent locks; ${restartRule}`, fix: 'CONFIG SET appendfsync always (and persist it in redis.conf)' };
+    return {
+      check: 'persistence',
+      level: 'warn',
+      message: `AOF with appendfsync ${fsync}: a crash loses recent locks; ${restartRule}`,
+      fix: 'CONFIG SET appendfsync always (and persist it in redis.conf)',
+    };
   }
   const rdb = facts.save !== undefined && facts.save.trim() !== '';
   return {
@@ -125,9 +147,19 @@ function eviction(info: string): Finding {
   if (policy === 'noeviction') return ok('eviction', 'maxmemory-policy noeviction');
   const fix = 'CONFIG SET maxmemory-policy noeviction (lock keys carry a TTL, so volatile-* policies evict them too)';
   if (maxmemory > 0) {
-    return { check: 'eviction', level: 'error', message: `maxmemory-policy ${policy} with maxmemory ${maxmemory}: memory pressure can evict a held lock`, fix };
+    return {
+      check: 'eviction',
+      level: 'error',
+      message: `maxmemory-policy ${policy} with maxmemory ${maxmemory}: memory pressure can evict a held lock`,
+      fix,
+    };
   }
-  return { check: 'eviction', level: 'warn', message: `maxmemory-policy ${policy} (no maxmemory yet): setting maxmemory would let it evict held locks`, fix };
+  return {
+    check: 'eviction',
+    level: 'warn',
+    message: `maxmemory-policy ${policy} (no maxmemory yet): setting maxmemory would let it evict held locks`,
+    fix,
+  };
 }
 
 function acl(facts: NodeFacts): Finding {
@@ -139,21 +171,39 @@ function acl(facts: NodeFacts): Finding {
       fix: 'grant the least-privilege ACL of docs/security.md (keys, channels and commands)',
     };
   }
-  if (facts.aclUnknown) return { check: 'acl', level: 'warn', message: facts.aclUnknown, fix: 'allow ACL WHOAMI and ACL DRYRUN to the checking user, or check docs/security.md by hand' };
+  if (facts.aclUnknown)
+    return {
+      check: 'acl',
+      level: 'warn',
+      message: facts.aclUnknown,
+      fix: 'allow ACL WHOAMI and ACL DRYRUN to the checking user, or check docs/security.md by hand',
+    };
   return ok('acl', 'the connected user may run every command the library sends');
 }
 
 /** Findings of one node that need no other node. */
 function nodeFindings(facts: NodeFacts, ctx: NodeCheckContext): Finding[] {
   if (facts.error !== undefined || facts.info === undefined) {
-    return [{ check: 'reachable', level: 'error', message: `not reachable: ${facts.error ?? 'no INFO'}`, fix: 'start the node or fix its address; a majority must be up for any lock' }];
+    return [
+      {
+        check: 'reachable',
+        level: 'error',
+        message: `not reachable: ${facts.error ?? 'no INFO'}`,
+        fix: 'start the node or fix its address; a majority must be up for any lock',
+      },
+    ];
   }
   return [
     ok('reachable', `Redis ${infoField(facts.info, 'redis_version') ?? '?'}`),
     role(facts.info),
     latency(facts.latencyMs!, ctx.nodeTimeoutMs),
     facts.clockRate === undefined
-      ? { check: 'clock', level: 'warn', message: `clock rate not measured: ${facts.clockError ?? 'no TIME reply'}`, fix: 'allow TIME to the checking user (+time)' }
+      ? {
+          check: 'clock',
+          level: 'warn',
+          message: `clock rate not measured: ${facts.clockError ?? 'no TIME reply'}`,
+          fix: 'allow TIME to the checking user (+time)',
+        }
       : clock(facts.clockRate, facts.clockRateUncertainty!, ctx.driftFactor),
     persistence(facts, facts.info),
     eviction(facts.info),

@@ -13,22 +13,69 @@ import { RedlockArgumentError } from './errors.js';
  */
 const IOREDIS_OPTION_KEYS: ReadonlySet<string> = new Set([
   // connection
-  'host', 'port', 'path', 'family', 'tls', 'username', 'password', 'db', 'connectTimeout', 'disconnectTimeout',
-  'keepAlive', 'noDelay', 'connectionName', 'disableClientInfo', 'clientInfoTag', 'Connector', 'socketTimeout',
+  'host',
+  'port',
+  'path',
+  'family',
+  'tls',
+  'username',
+  'password',
+  'db',
+  'connectTimeout',
+  'disconnectTimeout',
+  'keepAlive',
+  'noDelay',
+  'connectionName',
+  'disableClientInfo',
+  'clientInfoTag',
+  'Connector',
+  'socketTimeout',
   // behaviour
-  'retryStrategy', 'commandTimeout', 'blockingTimeout', 'blockingTimeoutGrace', 'autoResubscribe',
-  'autoResendUnfulfilledCommands', 'reconnectOnError', 'readOnly', 'stringNumbers', 'protocol', 'replyMapping',
-  'monitor', 'maxRetriesPerRequest', 'maxLoadingRetryTime', 'enableAutoPipelining', 'autoPipeliningIgnoredCommands',
-  'offlineQueue', 'commandQueue', 'enableOfflineQueue', 'enableReadyCheck', 'lazyConnect', 'scripts',
-  'himportFieldsets', 'keyPrefix', 'showFriendlyErrorStack',
+  'retryStrategy',
+  'commandTimeout',
+  'blockingTimeout',
+  'blockingTimeoutGrace',
+  'autoResubscribe',
+  'autoResendUnfulfilledCommands',
+  'reconnectOnError',
+  'readOnly',
+  'stringNumbers',
+  'protocol',
+  'replyMapping',
+  'monitor',
+  'maxRetriesPerRequest',
+  'maxLoadingRetryTime',
+  'enableAutoPipelining',
+  'autoPipeliningIgnoredCommands',
+  'offlineQueue',
+  'commandQueue',
+  'enableOfflineQueue',
+  'enableReadyCheck',
+  'lazyConnect',
+  'scripts',
+  'himportFieldsets',
+  'keyPrefix',
+  'showFriendlyErrorStack',
   // Sentinel
-  'sentinels', 'name', 'role', 'sentinelUsername', 'sentinelPassword', 'sentinelRetryStrategy',
-  'sentinelReconnectStrategy', 'preferredSlaves', 'sentinelCommandTimeout', 'enableTLSForSentinelMode', 'sentinelTLS',
-  'natMap', 'updateSentinels', 'sentinelMaxConnections', 'failoverDetector',
+  'sentinels',
+  'name',
+  'role',
+  'sentinelUsername',
+  'sentinelPassword',
+  'sentinelRetryStrategy',
+  'sentinelReconnectStrategy',
+  'preferredSlaves',
+  'sentinelCommandTimeout',
+  'enableTLSForSentinelMode',
+  'sentinelTLS',
+  'natMap',
+  'updateSentinels',
+  'sentinelMaxConnections',
+  'failoverDetector',
 ]);
 
 /** The accepted forms, named in every refusal. */
-const ACCEPTED = "Pass a redis:// (or rediss://) URL, ioredis options ({ host, port, password, tls, ... }) or an ioredis client";
+const ACCEPTED = 'Pass a redis:// (or rediss://) URL, ioredis options ({ host, port, password, tls, ... }) or an ioredis client';
 
 /** Options of other clients that users pass by habit, and what to do instead. */
 const FOREIGN_KEYS: Readonly<Record<string, string>> = {
@@ -70,7 +117,11 @@ export function checkNodeOptions(value: object, index: number): void {
   const unknown = Object.keys(value).filter((key) => !IOREDIS_OPTION_KEYS.has(key));
   if (unknown.length > 0) {
     const hints = unknown.filter((k) => FOREIGN_KEYS[k]).map((k) => `"${k}": ${FOREIGN_KEYS[k]}`);
-    const shown = unknown.slice(0, 5).map((k) => `"${k}"`).join(', ') + (unknown.length > 5 ? ', …' : '');
+    const shown =
+      unknown
+        .slice(0, 5)
+        .map((k) => `"${k}"`)
+        .join(', ') + (unknown.length > 5 ? ', …' : '');
     throw new RedlockArgumentError(
       `${where} got ${kindOf(value)} that is neither an ioredis client nor ioredis options: ` +
         `${shown} ${unknown.length === 1 ? 'is not an ioredis option' : 'are not ioredis options'}` +
@@ -78,9 +129,7 @@ export function checkNodeOptions(value: object, index: number): void {
     );
   }
   if (!isPlainPrototype(value) && Object.keys(value).length === 0) {
-    throw new RedlockArgumentError(
-      `${where} got ${kindOf(value)} with no ioredis option and no client methods. ${ACCEPTED}.`,
-    );
+    throw new RedlockArgumentError(`${where} got ${kindOf(value)} with no ioredis option and no client methods. ${ACCEPTED}.`);
   }
 }
 
@@ -88,7 +137,10 @@ export function checkNodeOptions(value: object, index: number): void {
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1']);
 
 function canonicalHost(host: string): string {
-  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const h = host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   return LOOPBACK.has(h) ? 'loopback' : h;
 }
 
@@ -145,7 +197,12 @@ function shown(input: unknown, address: string): string {
 export function checkDistinctNodes(nodes: readonly unknown[]): void {
   // Objects that are no client are refused for what they are first, not as "the same server" (localhost:6379).
   nodes.forEach((input, i) => {
-    if (typeof input === 'object' && input !== null && !Array.isArray(input) && typeof (input as { evalsha?: unknown }).evalsha !== 'function') {
+    if (
+      typeof input === 'object' &&
+      input !== null &&
+      !Array.isArray(input) &&
+      typeof (input as { evalsha?: unknown }).evalsha !== 'function'
+    ) {
       checkNodeOptions(input, i);
     }
   });

@@ -171,4 +171,3 @@ export async function probeNode(node: LockNode, keyPrefix: string, timeoutMs: nu
     return { node: label, error: message(err) };
   }
 }
-

@@ -101,7 +101,9 @@ export async function inspectResource(ctx: OperatorContext, resource: string): P
     (reply) => ({ status: 'ok' as const, value: reply as [string | null, number, string | null] }),
     { quorum: ctx.quorum, timeoutMs: ctx.timeoutMs, early: false },
   );
-  const counts = await Promise.all(ctx.nodes.map((node, i) => (round.outcomes[i]!.status === 'ok' ? waiters(node, ctx.lockKey) : undefined)));
+  const counts = await Promise.all(
+    ctx.nodes.map((node, i) => (round.outcomes[i]!.status === 'ok' ? waiters(node, ctx.lockKey) : undefined)),
+  );
   const nodes = round.outcomes.map((o, i): NodeLockState => {
     const value = round.values[i];
     if (o.status !== 'ok' || !value) return { node: o.node, reachable: false, held: false, error: o.error ?? o.status };
@@ -146,7 +148,9 @@ export async function forceReleaseResource(
     throw new QuorumUnavailableError({ resources: [resource], attempts: 1, nodes, quorum: ctx.quorum, reason: why });
   };
   const outcomes = (): NodeOutcome[] =>
-    state.nodes.map((n) => (n.reachable ? { node: n.node, status: 'ok' } : { node: n.node, status: 'error', error: n.error ?? 'unreachable' }));
+    state.nodes.map((n) =>
+      n.reachable ? { node: n.node, status: 'ok' } : { node: n.node, status: 'error', error: n.error ?? 'unreachable' },
+    );
   if (answered < ctx.quorum) fail(outcomes(), `only ${answered} node(s) answered: the largest fencing token cannot be known`);
   let highest = 0n;
   for (const n of state.nodes) if (n.fencingCounter !== undefined && BigInt(n.fencingCounter) > highest) highest = BigInt(n.fencingCounter);
@@ -162,4 +166,3 @@ export async function forceReleaseResource(
   audit({ resources: [resource], reason, holder: state.holder, released, fencingCounter: String(target), nodes: round.outcomes });
   return { resource, released, fencingCounter: target, nodes: round.outcomes };
 }
-

@@ -193,10 +193,7 @@ export function resolveRetry(retry: unknown, fallback: ResolvedRetry | false, wh
   const base = fallback === false ? DEFAULT_RETRY : fallback;
   const r = retry as RetryOptions;
   return {
-    retries:
-      r.retries === undefined
-        ? base.retries
-        : checkNumber(r.retries, `${what}.retries`, { integer: true, allowInfinity: true }),
+    retries: r.retries === undefined ? base.retries : checkNumber(r.retries, `${what}.retries`, { integer: true, allowInfinity: true }),
     delayMs: r.delayMs === undefined ? base.delayMs : checkNumber(r.delayMs, `${what}.delayMs`),
     jitterMs: r.jitterMs === undefined ? base.jitterMs : checkNumber(r.jitterMs, `${what}.jitterMs`),
   };
@@ -221,15 +218,11 @@ export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions 
   }
   return {
     keyPrefix: o.keyPrefix ?? d.keyPrefix,
-    driftFactor:
-      o.driftFactor === undefined ? d.driftFactor : checkNumber(o.driftFactor, 'driftFactor', { max: 0.5 }),
-    driftConstantMs:
-      o.driftConstantMs === undefined ? d.driftConstantMs : checkNumber(o.driftConstantMs, 'driftConstantMs'),
-    nodeTimeoutMs:
-      o.nodeTimeoutMs === undefined ? d.nodeTimeoutMs : checkNumber(o.nodeTimeoutMs, 'nodeTimeoutMs', { min: 1 }),
+    driftFactor: o.driftFactor === undefined ? d.driftFactor : checkNumber(o.driftFactor, 'driftFactor', { max: 0.5 }),
+    driftConstantMs: o.driftConstantMs === undefined ? d.driftConstantMs : checkNumber(o.driftConstantMs, 'driftConstantMs'),
+    nodeTimeoutMs: o.nodeTimeoutMs === undefined ? d.nodeTimeoutMs : checkNumber(o.nodeTimeoutMs, 'nodeTimeoutMs', { min: 1 }),
     retry: resolveRetry(o.retry, d.retry),
-    maxHoldMs:
-      o.maxHoldMs === undefined ? d.maxHoldMs : checkNumber(o.maxHoldMs, 'maxHoldMs', { min: 1, allowInfinity: true }),
+    maxHoldMs: o.maxHoldMs === undefined ? d.maxHoldMs : checkNumber(o.maxHoldMs, 'maxHoldMs', { min: 1, allowInfinity: true }),
     checkIndependence: o.checkIndependence ?? d.checkIndependence,
     restartRule: resolveRestartRule(o.restartRule),
     tracing: o.tracing ?? d.tracing,

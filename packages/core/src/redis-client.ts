@@ -64,14 +64,10 @@ function checkUrl(url: string, index: number): void {
   try {
     parsed = new URL(url);
   } catch {
-    throw new RedlockArgumentError(
-      `nodes[${index}] is not a valid URL. Use redis://[user:password@]host:port[/db] or rediss:// for TLS.`,
-    );
+    throw new RedlockArgumentError(`nodes[${index}] is not a valid URL. Use redis://[user:password@]host:port[/db] or rediss:// for TLS.`);
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new RedlockArgumentError(
-      `nodes[${index}] has protocol "${parsed.protocol}"; use redis:// or rediss:// (TLS).`,
-    );
+    throw new RedlockArgumentError(`nodes[${index}] has protocol "${parsed.protocol}"; use redis:// or rediss:// (TLS).`);
   }
   if (!parsed.hostname) throw new RedlockArgumentError(`nodes[${index}] has no host. Use redis://host:port.`);
 }
@@ -100,12 +96,7 @@ export interface ClientHandle {
 }
 
 /** Turns one `nodes[]` entry into a client, creating and configuring it when needed. */
-export function toClient(
-  input: RedisNodeInput,
-  index: number,
-  nodeTimeoutMs: number,
-  warn: (message: string) => void,
-): ClientHandle {
+export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {
   if (typeof input === 'string') {
     checkUrl(input, index);
     const client = new Redis(input, failFastOptions(nodeTimeoutMs)) as unknown as RedisClientLike;

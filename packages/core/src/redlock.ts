@@ -1,10 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  LockNotAcquiredError,
-  QuorumUnavailableError,
-  RedlockArgumentError,
-  RedlockClosedError,
-} from './errors.js';
+import { LockNotAcquiredError, QuorumUnavailableError, RedlockArgumentError, RedlockClosedError } from './errors.js';
 import { classifyRound, type AttemptFailure } from './attempt-failure.js';
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
@@ -98,7 +93,9 @@ export class Redlock extends RedlockTelemetry {
     this.quorum = Math.floor(created.length / 2) + 1;
     this.independence = new IndependenceWatch(created, this.options.nodeTimeoutMs * 4);
     const rule = this.options.restartRule;
-    this.restarts = rule ? new RestartRule(created, { keyPrefix: this.options.keyPrefix, maxTtlMs: rule.maxTtlMs, onWarning: this.options.onWarning }) : undefined;
+    this.restarts = rule
+      ? new RestartRule(created, { keyPrefix: this.options.keyPrefix, maxTtlMs: rule.maxTtlMs, onWarning: this.options.onWarning })
+      : undefined;
     // Linger past one attempt (acquire round + release of partial holds + fencing round),
     // so a retrying waiter finds its channel still subscribed.
     this.releaseNotices = new ReleaseNotifier(
@@ -458,7 +455,10 @@ export class Redlock extends RedlockTelemetry {
       releasePartialHolds(this.nodes, round.outcomes, keys, token);
       return failure;
     }
-    const lock = new Lock({ resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) }, this.ops);
+    const lock = new Lock(
+      { resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) },
+      this.ops,
+    );
     this.active.add(lock);
     return lock;
   }

@@ -227,7 +227,9 @@ export class RestartRule {
       // Every node lost its data: no counter survives anywhere to raise it from.
       if (this.nodes.every((other) => other === node || this.states.get(other)!.needsSync)) {
         state.needsSync = false;
-        this.options.onWarning(`every node restarted without its data: fencing counters restart from their current values on ${node.label}.`);
+        this.options.onWarning(
+          `every node restarted without its data: fencing counters restart from their current values on ${node.label}.`,
+        );
       }
       return;
     }
@@ -245,7 +247,11 @@ export class RestartRule {
         const entries = [...highest];
         for (let i = 0; i < entries.length; i += 200) {
           const batch = entries.slice(i, i + 200);
-          await raiseFenceOnNode(node, batch.map(([k]) => k), batch.map(([, v]) => v));
+          await raiseFenceOnNode(
+            node,
+            batch.map(([k]) => k),
+            batch.map(([, v]) => v),
+          );
         }
         state.needsSync = false;
       })
@@ -262,7 +268,9 @@ export class RestartRule {
         }
         if (state.syncWarned) return;
         state.syncWarned = true;
-        this.options.onWarning(`could not raise the fencing counters of restarted node ${node.label} yet (${text}); it does not count until this succeeds.`);
+        this.options.onWarning(
+          `could not raise the fencing counters of restarted node ${node.label} yet (${text}); it does not count until this succeeds.`,
+        );
       })
       .finally(() => {
         state.syncing = false;

@@ -187,7 +187,13 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
   /** A probe for one acquisition, or undefined when nothing observes acquisitions. */
   protected startAcquire(resources: readonly string[], ttlMs: number, fencing: boolean): AcquireProbe | undefined {
     const span = this.span('redlock.acquire', () => this.baseAttributes(resources.length, ttlMs));
-    if (!span && !this.hasListeners('acquire') && !this.hasListeners('wait') && !this.hasListeners('acquired') && !this.hasListeners('failure')) {
+    if (
+      !span &&
+      !this.hasListeners('acquire') &&
+      !this.hasListeners('wait') &&
+      !this.hasListeners('acquired') &&
+      !this.hasListeners('failure')
+    ) {
       return undefined;
     }
     this.notify('acquire', () => ({ resources, ttlMs }));

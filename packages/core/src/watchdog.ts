@@ -65,12 +65,7 @@ export function startWatchdog(lock: Lock, ttlMs: number, maxHoldMs: number): () 
  * await runWithLock(lock, 5_000, Infinity, async (l) => work(l.signal));
  * ```
  */
-export async function runWithLock<T>(
-  lock: Lock,
-  ttlMs: number,
-  maxHoldMs: number,
-  routine: (lock: Lock) => Promise<T> | T,
-): Promise<T> {
+export async function runWithLock<T>(lock: Lock, ttlMs: number, maxHoldMs: number, routine: (lock: Lock) => Promise<T> | T): Promise<T> {
   const stop = startWatchdog(lock, ttlMs, maxHoldMs);
   let result: T;
   try {

@@ -23,7 +23,9 @@ export class RedlockModuleNotInitializedError extends RedlockError {
 
   constructor(where: string, instanceName?: string, appHasOthers = false) {
     const forRoot =
-      instanceName === undefined ? 'RedlockModule.forRoot({ nodes: [...] })' : `RedlockModule.forRoot({ name: '${instanceName}', nodes: [...] })`;
+      instanceName === undefined
+        ? 'RedlockModule.forRoot({ nodes: [...] })'
+        : `RedlockModule.forRoot({ name: '${instanceName}', nodes: [...] })`;
     super(
       appHasOthers
         ? `${where} locks on the Redlock instance ${instanceName === undefined ? '(default)' : `'${instanceName}'`}, but its app ` +

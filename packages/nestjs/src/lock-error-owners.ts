@@ -19,8 +19,6 @@ export function filterNamesLockError(error: unknown, context: ExecutionContext, 
     const type = typeof filter === 'function' ? filter : (filter as object | null)?.constructor;
     if (!type) return false;
     const caught = (Reflect.getMetadata(FILTER_CATCH_EXCEPTIONS, type) as unknown[] | undefined) ?? [];
-    return caught.some(
-      (c) => typeof c === 'function' && (c === RedlockError || c.prototype instanceof RedlockError) && error instanceof c,
-    );
+    return caught.some((c) => typeof c === 'function' && (c === RedlockError || c.prototype instanceof RedlockError) && error instanceof c);
   });
 }

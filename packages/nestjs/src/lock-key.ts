@@ -36,7 +36,9 @@ const SEGMENT = /^[A-Za-z_$][\w$-]*$|^\d+$/;
 
 function parseTemplate(template: unknown, where: string): ParsedTemplate {
   if (typeof template !== 'string' || template.length === 0) {
-    throw new LockKeyError(`${where}: a lock key must be a non-empty string template, an array of them, or a function; got ${describe(template)}.`);
+    throw new LockKeyError(
+      `${where}: a lock key must be a non-empty string template, an array of them, or a function; got ${describe(template)}.`,
+    );
   }
   const literals: string[] = [];
   const placeholders: Placeholder[] = [];

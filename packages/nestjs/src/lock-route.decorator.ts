@@ -37,10 +37,10 @@ export function LockRoute(key: RouteLockKey, options?: LockRouteOptions): Method
       throw new LockKeyError(`${where}: lockedStatus must be 409 or 423, got ${String(opts.lockedStatus)}.`);
     }
     const definition: LockRouteDefinition = { key, options: opts, resolve: compileRouteKey(key, where) };
-    return applyDecorators(
-      SetMetadata(LOCK_ROUTE_METADATA, definition),
-      UseGuards(RedlockGuard),
-      UseInterceptors(RedlockInterceptor),
-    )(target, propertyKey, descriptor);
+    return applyDecorators(SetMetadata(LOCK_ROUTE_METADATA, definition), UseGuards(RedlockGuard), UseInterceptors(RedlockInterceptor))(
+      target,
+      propertyKey,
+      descriptor,
+    );
   };
 }

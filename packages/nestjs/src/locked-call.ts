@@ -76,11 +76,13 @@ function observeLocked(call: LockedCall): Observable<unknown> {
           // A Promise (the declared type lied) is still held until it settles.
           const source$ = isObservable(result) ? result : isThenable(result) ? from(result) : undefined;
           if (!source$) {
-            throw new LockedResultError(call.where, `${describe(result)} although its declared return type is Observable`, 'Return an Observable.');
+            throw new LockedResultError(
+              call.where,
+              `${describe(result)} although its declared return type is Observable`,
+              'Return an Observable.',
+            );
           }
-          source = scope.run(() =>
-            source$.subscribe({ next: (value) => subscriber.next(value), error: fail, complete: () => done() }),
-          );
+          source = scope.run(() => source$.subscribe({ next: (value) => subscriber.next(value), error: fail, complete: () => done() }));
         } catch (err) {
           fail(err);
         }

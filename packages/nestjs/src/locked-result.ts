@@ -88,8 +88,6 @@ export function refuseLazyResult<T>(value: T, where: string): T {
 /** A promise-like result: the lock is held until it settles, and what it resolves to is checked too. */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
+    value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function'
   );
 }

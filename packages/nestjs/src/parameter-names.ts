@@ -65,7 +65,14 @@ function splitTopLevel(list: string): string[] {
     }
   }
   parts.push(list.slice(from));
-  return parts.map((p) => p.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '').trim()).filter((p) => p !== '');
+  return parts
+    .map((p) =>
+      p
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/\/\/.*$/gm, '')
+        .trim(),
+    )
+    .filter((p) => p !== '');
 }
 
 /**

@@ -92,15 +92,11 @@ export const DEFAULT_REDLOCK_MODULE_OPTIONS = Object.freeze({
 /** Merges user options over {@link DEFAULT_REDLOCK_MODULE_OPTIONS} and validates the module-level ones. */
 export function resolveModuleOptions(options: RedlockModuleOptions | undefined): ResolvedRedlockModuleOptions {
   if (!options || typeof options !== 'object') {
-    throw new RedlockArgumentError(
-      'RedlockModule.forRoot() needs options: RedlockModule.forRoot({ nodes: ["redis://host:6379"] }).',
-    );
+    throw new RedlockArgumentError('RedlockModule.forRoot() needs options: RedlockModule.forRoot({ nodes: ["redis://host:6379"] }).');
   }
   const { nodes, ttl, lockedStatus, independenceCheck, http, nodeCheck, ...core } = options;
   if (!Array.isArray(nodes) || nodes.length === 0) {
-    throw new RedlockArgumentError(
-      'RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }.',
-    );
+    throw new RedlockArgumentError('RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }.');
   }
   const d = DEFAULT_REDLOCK_MODULE_OPTIONS;
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) {
@@ -114,7 +110,10 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
       `RedlockModule options.independenceCheck must be 'off', 'warn' or 'fail', got ${String(independenceCheck)}.`,
     );
   }
-  if (http !== undefined && (typeof http !== 'object' || http === null || (http.global !== undefined && typeof http.global !== 'boolean'))) {
+  if (
+    http !== undefined &&
+    (typeof http !== 'object' || http === null || (http.global !== undefined && typeof http.global !== 'boolean'))
+  ) {
     throw new RedlockArgumentError(`RedlockModule options.http must be an object like { global: true }, got ${JSON.stringify(http)}.`);
   }
   if (nodeCheck !== undefined && !['off', 'warn', 'fail'].includes(nodeCheck)) {

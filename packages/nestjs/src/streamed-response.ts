@@ -18,7 +18,9 @@ function isStreamingValue(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
   const v = value as Record<string | symbol, unknown>;
   if (typeof v[Symbol.asyncIterator] === 'function' && typeof v['then'] !== 'function') return true;
-  return typeof v['pipe'] === 'function' || typeof v['getReader'] === 'function' || Object.prototype.toString.call(value) === '[object Response]';
+  return (
+    typeof v['pipe'] === 'function' || typeof v['getReader'] === 'function' || Object.prototype.toString.call(value) === '[object Response]'
+  );
 }
 
 /**

@@ -106,8 +106,20 @@ export class RedisServer {
       ? ['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
       : ['--appendonly', 'no', '--save', ''];
     const args = [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--protected-mode', 'no', '--daemonize', 'no',
-      '--dir', this.dir, '--logfile', '', ...persistence, ...(this.options.args ?? []),
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--protected-mode',
+      'no',
+      '--daemonize',
+      'no',
+      '--dir',
+      this.dir,
+      '--logfile',
+      '',
+      ...persistence,
+      ...(this.options.args ?? []),
     ];
     const child = spawn(this.bin, args, {
       stdio: ['ignore', 'pipe', 'pipe'],

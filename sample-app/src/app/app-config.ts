@@ -63,7 +63,10 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
 
 /** Parses REDLOCK_NODES: comma-separated redis:// or rediss:// URLs, at least one. */
 export function parseNodes(raw: string | undefined): string[] {
-  const nodes = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const nodes = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (nodes.length === 0) {
     throw new ConfigError(
       'REDLOCK_NODES is not set. Give it comma-separated redis:// URLs of independent Redis servers, ' +

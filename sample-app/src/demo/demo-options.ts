@@ -58,16 +58,35 @@ export function parseDemoArgs(argv: readonly string[]): DemoOptions {
     const arg = argv[i]!;
     const value = (): string | undefined => argv[++i];
     switch (arg) {
-      case '--no-locks': o = { ...o, locks: false }; break;
-      case '--short': break;
-      case '--orders': o = { ...o, orders: positive(arg, value()) }; break;
-      case '--requests': o = { ...o, requests: positive(arg, value()) }; break;
-      case '--concurrency': o = { ...o, concurrency: positive(arg, value()) }; break;
-      case '--ttl': o = { ...o, ttlMs: positive(arg, value()) }; break;
-      case '--data-dir': o = { ...o, dataDir: value() }; break;
-      case '--json': o = { ...o, json: true }; break;
-      case '--help': case '-h': o = { ...o, help: true }; break;
-      default: throw new Error(`Unknown flag "${arg}".\n\n${DEMO_USAGE}`);
+      case '--no-locks':
+        o = { ...o, locks: false };
+        break;
+      case '--short':
+        break;
+      case '--orders':
+        o = { ...o, orders: positive(arg, value()) };
+        break;
+      case '--requests':
+        o = { ...o, requests: positive(arg, value()) };
+        break;
+      case '--concurrency':
+        o = { ...o, concurrency: positive(arg, value()) };
+        break;
+      case '--ttl':
+        o = { ...o, ttlMs: positive(arg, value()) };
+        break;
+      case '--data-dir':
+        o = { ...o, dataDir: value() };
+        break;
+      case '--json':
+        o = { ...o, json: true };
+        break;
+      case '--help':
+      case '-h':
+        o = { ...o, help: true };
+        break;
+      default:
+        throw new Error(`Unknown flag "${arg}".\n\n${DEMO_USAGE}`);
     }
   }
   return o;

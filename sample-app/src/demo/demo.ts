@@ -94,9 +94,15 @@ async function main(): Promise<number> {
     await startApps(stage, o, dataDir, db, freezeOrder, gate);
     console.log(`  ${o.instances} app instances: ${stage.apps.map((a) => `${a.name} ${a.url} (pid ${a.pid})`).join(', ')}`);
     console.log(`  orders database: ${db} (SQLite, WAL, shared by all instances)`);
-    console.log(`  ${o.requests} payment requests for ${o.orders} orders, ${o.concurrency} concurrent per instance; lock TTL ${o.ttlMs} ms\n`);
+    console.log(
+      `  ${o.requests} payment requests for ${o.orders} orders, ${o.concurrency} concurrent per instance; lock TTL ${o.ttlMs} ms\n`,
+    );
 
-    const load = new LoadGenerator(planRequests(o.orders, o.requests, o.instances), stage.apps.map((a) => a.url), o.concurrency);
+    const load = new LoadGenerator(
+      planRequests(o.orders, o.requests, o.instances),
+      stage.apps.map((a) => a.url),
+      o.concurrency,
+    );
     const progress = new Progress(load.tally, load.total);
     const faults: string[] = [];
     const redis = stage.redis;
@@ -107,7 +113,9 @@ async function main(): Promise<number> {
         at: 0.25,
         run: () => {
           const frozen = stage.apps.length - 1;
-          progress.event(`freezing ${stage.apps[frozen]!.name} inside the payment of order ${freezeOrder} (longer than the ${o.ttlMs} ms TTL)`);
+          progress.event(
+            `freezing ${stage.apps[frozen]!.name} inside the payment of order ${freezeOrder} (longer than the ${o.ttlMs} ms TTL)`,
+          );
           freeze = runFreezeScenario({
             orderId: freezeOrder,
             frozen: { instance: stage.apps[frozen]!, client: clients[frozen]! },
@@ -128,7 +136,10 @@ async function main(): Promise<number> {
           const paused = redis.server(1);
           void killed.kill();
           paused.pause();
-          faults.push(`Redis node ${killed.url} killed (SIGKILL) at 50 %`, `Redis node ${paused.url} paused (SIGSTOP) at 50 %, resumed at 80 %`);
+          faults.push(
+            `Redis node ${killed.url} killed (SIGKILL) at 50 %`,
+            `Redis node ${paused.url} paused (SIGSTOP) at 50 %, resumed at 80 %`,
+          );
           progress.event(`killed Redis ${killed.url}, paused Redis ${paused.url}: 3 of 5 nodes left, still a quorum`);
         },
       },
@@ -149,7 +160,8 @@ async function main(): Promise<number> {
     progress.stop();
     load.close();
     for (const c of clients) c.close();
-    if (freezeReport) faults.push(`${freezeReport.frozen} frozen for ${freezeReport.frozenMs} ms inside the payment of order ${freezeOrder}`);
+    if (freezeReport)
+      faults.push(`${freezeReport.frozen} frozen for ${freezeReport.frozenMs} ms inside the payment of order ${freezeOrder}`);
 
     await stage.teardown();
     const ledgerDb = new OrdersRepository(db);

@@ -78,7 +78,11 @@ export function formatSummary(s: DemoSummary): string {
     row('successes: paid (201)', s.paid),
     row('successes: already paid (200)', s.alreadyPaid),
     row('409/423 lock held', s.conflicts, 'answered at once, with Retry-After'),
-    row('stale writes rejected', s.staleWritesRejected, `fencing refused a paused holder's write (database: ${s.ledger.staleWritesRejected})`),
+    row(
+      'stale writes rejected',
+      s.staleWritesRejected,
+      `fencing refused a paused holder's write (database: ${s.ledger.staleWritesRejected})`,
+    ),
     row('503 quorum unavailable', s.unavailable, s.unavailable ? 'refused, not run (no quorum answered in time, see below)' : ''),
     row('other errors', s.errors),
     row('orders paid', `${s.ledger.paidOrders}/${s.ledger.orders}`, `${s.ledger.payments} payment rows`),
@@ -90,7 +94,11 @@ export function formatSummary(s: DemoSummary): string {
   if (s.freeze) lines.push(`  freeze: ${s.freeze.ok ? '' : '(!) '}${s.freeze.detail}`);
   lines.push(
     '',
-    row('ORDERS PAID TWICE', s.ordersPaidTwice, s.ordersPaidTwice === 0 ? 'OK (checked in the database)' : 'DOUBLE CHARGES (checked in the database)'),
+    row(
+      'ORDERS PAID TWICE',
+      s.ordersPaidTwice,
+      s.ordersPaidTwice === 0 ? 'OK (checked in the database)' : 'DOUBLE CHARGES (checked in the database)',
+    ),
     '',
   );
   if (s.exitCode === 2) lines.push('  The demo could not stage the stale-write scenario; see the instance logs.', '');

@@ -8,7 +8,13 @@ export class Tally {
   sent = 0;
   done = 0;
   readonly counts: Record<Outcome, number> = {
-    paid: 0, alreadyPaid: 0, locked: 0, stale: 0, unavailable: 0, notFound: 0, error: 0,
+    paid: 0,
+    alreadyPaid: 0,
+    locked: 0,
+    stale: 0,
+    unavailable: 0,
+    notFound: 0,
+    error: 0,
   };
   /** A few distinct unexpected answers, for the summary (never thousands of lines). */
   readonly samples = new Map<string, number>();

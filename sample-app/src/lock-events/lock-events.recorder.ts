@@ -53,9 +53,7 @@ export class LockEventsRecorder implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     for (const event of EVENTS) {
-      this.unsubscribe.push(
-        this.locks.redlock.on(event, (payload) => this.record(event, payload as unknown as Record<string, unknown>)),
-      );
+      this.unsubscribe.push(this.locks.redlock.on(event, (payload) => this.record(event, payload as unknown as Record<string, unknown>)));
     }
   }
 

@@ -50,24 +50,18 @@ export class OrdersRepository {
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
-    this.findStmt = this.db
-      .prepare('SELECT id, amount_cents, status, paid_by, fence FROM orders WHERE id = ?')
-      .safeIntegers(true);
+    this.findStmt = this.db.prepare('SELECT id, amount_cents, status, paid_by, fence FROM orders WHERE id = ?').safeIntegers(true);
     this.fencedUpdate = this.db.prepare(
       `UPDATE orders SET status = 'paid', paid_by = @instance, paid_at = @at, fence = @token
        WHERE id = @id AND fence <= @token`,
     );
     // The baseline without locks: a plain last-writer-wins update.
-    this.blindUpdate = this.db.prepare(
-      `UPDATE orders SET status = 'paid', paid_by = @instance, paid_at = @at WHERE id = @id`,
-    );
+    this.blindUpdate = this.db.prepare(`UPDATE orders SET status = 'paid', paid_by = @instance, paid_at = @at WHERE id = @id`);
     this.insertPayment = this.db.prepare(
       `INSERT INTO payments (order_id, amount_cents, instance, fence, created_at)
        SELECT id, amount_cents, @instance, @token, @at FROM orders WHERE id = @id`,
     );
-    this.insertStale = this.db.prepare(
-      'INSERT INTO stale_writes (order_id, token, current_token, instance, at) VALUES (?, ?, ?, ?, ?)',
-    );
+    this.insertStale = this.db.prepare('INSERT INTO stale_writes (order_id, token, current_token, instance, at) VALUES (?, ?, ?, ?, ?)');
     const tx = this.db.transaction((orderId: number, token: bigint | undefined, instance: string): CaptureOutcome => {
       const at = new Date().toISOString();
       const params = { id: orderId, token: token ?? null, instance, at };

@@ -46,13 +46,7 @@ const SET_REPLY = Object.freeze([1]);
  *
  * Replies as the script does: `[1, counter...]` when set, `[0, pttl]` when held.
  */
-export function acquireOnNode(
-  node: LockNode,
-  keys: readonly string[],
-  token: string,
-  ttlMs: number,
-  fencing: boolean,
-): Promise<unknown> {
+export function acquireOnNode(node: LockNode, keys: readonly string[], token: string, ttlMs: number, fencing: boolean): Promise<unknown> {
   if (keys.length === 1 && !fencing) {
     const key = keys[0]!;
     return node
@@ -60,10 +54,12 @@ export function acquireOnNode(
       .then((reply) =>
         reply === 'OK'
           ? SET_REPLY
-          : node.call((client) => client.pttl(key)).then(
-              (pttl) => [0, pttl],
-              () => [0, -1], // held all the same; only the hint is missing
-            ),
+          : node
+              .call((client) => client.pttl(key))
+              .then(
+                (pttl) => [0, pttl],
+                () => [0, -1], // held all the same; only the hint is missing
+              ),
       );
   }
   return node.run(ACQUIRE_SCRIPT, keys, [token, ttlMs, fencing ? '1' : '0']);

@@ -66,7 +66,14 @@ export class InMemoryRedlock extends RedlockEmitter {
         const ok = this.table.extend(lock.resources, lock.value, ttlMs);
         const nodes: NodeOutcome[] = [{ node: NODE, status: ok ? 'ok' : 'absent' }];
         const report = (error: string | undefined): void =>
-          this.notify('extend', () => ({ resources: lock.resources, ttlMs, ok: !error, durationMs: performance.now() - start, error, nodes }));
+          this.notify('extend', () => ({
+            resources: lock.resources,
+            ttlMs,
+            ok: !error,
+            durationMs: performance.now() - start,
+            error,
+            nodes,
+          }));
         if (!ok) {
           const lost = lock.lose('not-owner', nodes);
           report(lost.name);
@@ -153,7 +160,7 @@ export class InMemoryRedlock extends RedlockEmitter {
         attempts: progress.attempts,
         durationMs: performance.now() - start,
         error: errorName(err),
-        nodes: ((err as { nodes?: readonly NodeOutcome[] } | null)?.nodes) ?? [],
+        nodes: (err as { nodes?: readonly NodeOutcome[] } | null)?.nodes ?? [],
       }));
       throw err;
     }
@@ -181,7 +188,13 @@ export class InMemoryRedlock extends RedlockEmitter {
       const remaining = deadline - performance.now();
       if (remaining <= 0) {
         const nodes: NodeOutcome[] = [{ node: NODE, status: 'held', ttlMs: taken.retryAfterMs }];
-        throw new LockNotAcquiredError({ resources, attempts: attempt, nodes, retryAfterMs: taken.retryAfterMs, waitedMs: waitMs - remaining });
+        throw new LockNotAcquiredError({
+          resources,
+          attempts: attempt,
+          nodes,
+          retryAfterMs: taken.retryAfterMs,
+          waitedMs: waitMs - remaining,
+        });
       }
       const delayMs = Math.min(remaining, taken.retryAfterMs);
       this.notify('wait', () => ({

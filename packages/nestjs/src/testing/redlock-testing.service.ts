@@ -138,5 +138,4 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
   async onApplicationShutdown(): Promise<void> {
     await this.redlock.close();
   }
-
 }
