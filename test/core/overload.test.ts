@@ -29,7 +29,7 @@ function runScript(
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: string[] = [];
   let buffered = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
+  child.stdout.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
     let nl: number;
     while ((nl = buffered.indexOf('\n')) >= 0) {

@@ -70,7 +70,7 @@ describe('Observables and generators: reentrancy and lost locks (testing module,
 
   it('reuses the lock its call chain already holds (reentrant), for an Observable and a generator', async () => {
     const source = new Subject<number>();
-    const inner = new Promise<number[]>((resolve, reject) =>
+    const inner = new Promise<number[]>((resolve, reject) => {
       locks
         .using(['watch:r', 'rows:r'], undefined, async () => {
           const values: number[] = [];
@@ -86,8 +86,8 @@ describe('Observables and generators: reentrancy and lost locks (testing module,
           await done;
           return values;
         })
-        .then(resolve, reject),
-    );
+        .then(resolve, reject);
+    });
     // The testing module fails at once on a second acquisition of a held key: reaching here means none happened.
     expect(await inner).toEqual([7]);
     expect(locks.isLocked('watch:r')).toBe(false);

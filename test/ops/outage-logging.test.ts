@@ -130,8 +130,8 @@ describe('Nest: an outage in the application log', () => {
         }
         return (original as (...args: unknown[]) => boolean).call(stream, chunk, ...rest);
       };
-    process.stdout.write = capture(process.stdout, write.out) as typeof process.stdout.write;
-    process.stderr.write = capture(process.stderr, write.err) as typeof process.stderr.write;
+    process.stdout.write = capture(process.stdout, write.out);
+    process.stderr.write = capture(process.stderr, write.err);
     const moduleRef = await Test.createTestingModule({
       imports: [ScheduleModule.forRoot(), RedlockModule.forRoot({ nodes: cluster.urls })],
       providers: [ReconcileJob],

@@ -102,7 +102,7 @@ export async function inspectResource(ctx: OperatorContext, resource: string): P
     { quorum: ctx.quorum, timeoutMs: ctx.timeoutMs, early: false },
   );
   const counts = await Promise.all(
-    ctx.nodes.map((node, i) => (round.outcomes[i]!.status === 'ok' ? waiters(node, ctx.lockKey) : undefined)),
+    ctx.nodes.map((node, i) => (round.outcomes[i]!.status === 'ok' ? waiters(node, ctx.lockKey) : Promise.resolve(undefined))),
   );
   const nodes = round.outcomes.map((o, i): NodeLockState => {
     const value = round.values[i];

@@ -233,6 +233,8 @@ export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions 
 function resolveRestartRule(value: RedlockOptions['restartRule'] | undefined): ResolvedRedlockOptions['restartRule'] {
   if (value === undefined) return DEFAULT_REDLOCK_OPTIONS.restartRule;
   if (value === false) return false;
+  // JavaScript callers can pass anything.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the declared type is not checked at run time
   if (typeof value !== 'object' || value === null) {
     fail(`restartRule must be false or { maxTtlMs?: number }, got ${describe(value)}.`);
   }

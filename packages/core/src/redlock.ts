@@ -82,7 +82,7 @@ export class Redlock extends RedlockTelemetry {
     const created: LockNode[] = [];
     try {
       for (let i = 0; i < nodes.length; i++) {
-        const handle = toClient(nodes[i]!, i, this.options.nodeTimeoutMs, this.options.onWarning);
+        const handle = toClient(nodes[i] as RedisNodeInput, i, this.options.nodeTimeoutMs, this.options.onWarning);
         created.push(new LockNode(handle, this.options.onWarning));
       }
     } catch (err) {

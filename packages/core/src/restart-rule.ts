@@ -283,7 +283,7 @@ export class RestartRule {
       this.timers.delete(timer);
       run();
     }, ms);
-    timer.unref?.();
+    timer.unref();
     this.timers.add(timer);
   }
 }

@@ -74,8 +74,8 @@ export function runRound<T>(
 ): Promise<RoundResult<T>> {
   const n = nodes.length;
   const outcomes: NodeOutcome[] = nodes.map((node) => ({ node: node.label, status: 'pending' }));
-  const values: Array<T | undefined> = new Array(n);
-  const slots: SendSlot[] = new Array(n);
+  const values = new Array<T | undefined>(n);
+  const slots = new Array<SendSlot>(n);
   let ok = 0;
   let notOk = 0;
   let settled = 0;
@@ -108,6 +108,8 @@ export function runRound<T>(
       if (done) return;
       const now = performance.now();
       let next = Infinity;
+      // record() may finish the round from inside this loop: `done` changes behind TS's narrowing.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
       for (let i = 0; i < n && !done; i++) {
         if (outcomes[i]!.status !== 'pending') continue;
         // Written: the node's own time. Not written yet: charged only while the node
@@ -120,13 +122,14 @@ export function runRound<T>(
           next = Math.min(next, Number.isNaN(due) ? now + timeoutMs : due);
         }
       }
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- record() above may have finished the round
       if (!done) arm(next - now);
     };
     // The timer fires before this turn's I/O is read: check after it (setImmediate runs
     // after the poll phase), so an answer that already arrived is not a timeout.
     const arm = (ms: number): void => {
-      timer = setTimeout(() => setImmediate(expire).unref?.(), Math.max(1, ms));
-      timer.unref?.();
+      timer = setTimeout(() => setImmediate(expire).unref(), Math.max(1, ms));
+      timer.unref();
     };
     for (let i = 0; i < n; i++) {
       const node = nodes[i]!;
@@ -152,6 +155,7 @@ export function runRound<T>(
         (err: unknown) => record(i, { node: node.label, status: isTimeout(err) ? 'timeout' : 'error', error: errorText(err) }),
       );
     }
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a synchronous send failure can finish the round in the loop above
     if (!done) arm(timeoutMs);
   });
 }

@@ -42,6 +42,7 @@ export class LockScope {
       });
       let scope: LockScope | undefined;
       // runLocked may call the body synchronously (reentrant case), before `settled` is assigned.
+      // eslint-disable-next-line prefer-const -- assigned after `body` is defined, which reads it
       let settled: Promise<unknown> | undefined;
       const body = (): Promise<void> => {
         scope = new LockScope(resources, captureLockContext(), finish, () => settled!);

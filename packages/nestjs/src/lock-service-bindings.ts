@@ -79,7 +79,7 @@ export function findLockService(instance: unknown, name: string | undefined): Lo
 /** The app an object is bound to (see {@link findLockService}). */
 export function findAppLockServices(instance: unknown): AppLockServices | undefined {
   for (let o = instance; o !== null && (typeof o === 'object' || typeof o === 'function'); o = Object.getPrototypeOf(o)) {
-    const list = bindings.get(o as object);
+    const list = bindings.get(o);
     if (list && list.length > 0) return list[list.length - 1];
   }
   return undefined;

@@ -102,7 +102,9 @@ function observeLocked(call: LockedCall): Observable<unknown> {
 
 function describe(value: unknown): string {
   if (value === null || value === undefined) return String(value);
-  return typeof value === 'object' ? `an object (${value.constructor?.name ?? 'Object'})` : `a ${typeof value}`;
+  return typeof value === 'object'
+    ? `an object (${(value as { constructor?: { name?: string } }).constructor?.name ?? 'Object'})`
+    : `a ${typeof value}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { StreamableFile } from '@nestjs/common';
 import { RedlockArgumentError } from '@redlock-nest/core';
 import { isObservable, Observable } from 'rxjs';
+import type { AnyMethod } from './method-wrapper.js';
 
 /**
  * How a `@WithLock` method delivers its result, decided once at decoration time:
@@ -12,8 +13,8 @@ import { isObservable, Observable } from 'rxjs';
 export type LockedReturnKind = 'promise' | 'observable' | 'iterable';
 
 /** The return kind of `method` (see {@link LockedReturnKind}). */
-export function lockedReturnKind(method: Function, target: object, propertyKey: string | symbol): LockedReturnKind {
-  if (method.constructor?.name === 'AsyncGeneratorFunction') return 'iterable';
+export function lockedReturnKind(method: AnyMethod, target: object, propertyKey: string | symbol): LockedReturnKind {
+  if (method.constructor.name === 'AsyncGeneratorFunction') return 'iterable';
   const declared: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
   if (typeof declared === 'function' && (declared === Observable || declared.prototype instanceof Observable)) {
     return 'observable';

@@ -3,6 +3,7 @@ import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/cor
 import { LOCK_ROUTE_METADATA, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE, WITH_LOCK_METADATA } from './constants.js';
 import { RedlockModuleNotInitializedError } from './errors.js';
 import type { LockCallOptions } from './lock-call-options.js';
+import type { AnyMethod } from './method-wrapper.js';
 import { AppLockServices, bindLockServices } from './lock-service-bindings.js';
 import { RedlockGuard } from './redlock.guard.js';
 import type { LockServiceBase } from './lock-service.base.js';
@@ -56,7 +57,7 @@ export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdow
     for (const wrapper of this.wrappers()) {
       const instance: unknown = wrapper.instance;
       const isStatic = wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
-      const own = isStatic && instance !== null && typeof instance === 'object' ? (instance as object) : undefined;
+      const own = isStatic && instance !== null && typeof instance === 'object' ? instance : undefined;
       const proto: unknown = own ? Object.getPrototypeOf(own) : classPrototype(wrapper);
       if (proto === null || typeof proto !== 'object' || !this.locks(proto)) continue;
       for (const { name, where } of this.instanceNames(proto)) {
@@ -100,5 +101,5 @@ export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdow
 
 /** The prototype of a class provider (not of a factory or value, whose class shows only in the instance). */
 function classPrototype(wrapper: InstanceWrapper): object | undefined {
-  return typeof wrapper.metatype === 'function' && !wrapper.inject ? ((wrapper.metatype as Function).prototype as object) : undefined;
+  return typeof wrapper.metatype === 'function' && !wrapper.inject ? ((wrapper.metatype as AnyMethod).prototype as object) : undefined;
 }

@@ -81,10 +81,10 @@ export interface ResolvedRedlockModuleOptions {
 export const DEFAULT_REDLOCK_MODULE_OPTIONS = Object.freeze({
   /** Long enough for most request handlers; the watchdog extends it every ttl/3 anyway. */
   ttl: 10_000,
-  lockedStatus: 409 as LockedStatus,
+  lockedStatus: 409,
   /** Replicas and duplicates fail startup; `'off'` is the documented opt-out for ACLs without `+info`. */
-  independenceCheck: 'fail' as IndependenceCheckMode,
-  nodeCheck: 'off' as NodeCheckMode,
+  independenceCheck: 'fail',
+  nodeCheck: 'off',
   /** `@WithLock` handlers lock when called unless asked for app-wide (a global guard changes every route). */
   http: Object.freeze({ global: false }),
 });
@@ -102,7 +102,8 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) {
     throw new RedlockArgumentError(`RedlockModule options.ttl must be a whole number of ms ≥ 1, got ${String(ttl)}.`);
   }
-  if (lockedStatus !== undefined && lockedStatus !== 409 && lockedStatus !== 423) {
+  const status: unknown = lockedStatus; // JavaScript callers can pass anything
+  if (status !== undefined && status !== 409 && status !== 423) {
     throw new RedlockArgumentError(`RedlockModule options.lockedStatus must be 409 or 423, got ${String(lockedStatus)}.`);
   }
   if (independenceCheck !== undefined && !['off', 'warn', 'fail'].includes(independenceCheck)) {
@@ -110,9 +111,12 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
       `RedlockModule options.independenceCheck must be 'off', 'warn' or 'fail', got ${String(independenceCheck)}.`,
     );
   }
+  const httpOption: unknown = http; // JavaScript callers can pass anything
   if (
-    http !== undefined &&
-    (typeof http !== 'object' || http === null || (http.global !== undefined && typeof http.global !== 'boolean'))
+    httpOption !== undefined &&
+    (typeof httpOption !== 'object' ||
+      httpOption === null ||
+      ((httpOption as RedlockHttpOptions).global !== undefined && typeof (httpOption as RedlockHttpOptions).global !== 'boolean'))
   ) {
     throw new RedlockArgumentError(`RedlockModule options.http must be an object like { global: true }, got ${JSON.stringify(http)}.`);
   }

@@ -46,12 +46,12 @@ import { RedlockService } from './redlock.service.js';
 export class RedlockModule extends ConfigurableRedlockModule {
   /** The module with `options`; `name` (optional) names the instance. */
   static override forRoot(options: RedlockModuleForRootOptions): DynamicModule {
-    return withInstanceName(super.forRoot(options), options?.name);
+    return withInstanceName(super.forRoot(options), (options as { name?: unknown } | undefined)?.name);
   }
 
   /** The module with options from a factory, class or existing provider; `name` (optional) names the instance. */
   static override forRootAsync(options: RedlockModuleAsyncOptions): DynamicModule {
-    return withInstanceName(super.forRootAsync(options), options?.name);
+    return withInstanceName(super.forRootAsync(options), (options as { name?: unknown } | undefined)?.name);
   }
 }
 
@@ -62,7 +62,9 @@ export class RedlockModule extends ConfigurableRedlockModule {
  */
 function withInstanceName(definition: DynamicModule, name: unknown): DynamicModule {
   if (name !== undefined && (typeof name !== 'string' || name === '')) {
-    throw new RedlockArgumentError(`RedlockModule options.name must be a non-empty string like 'payments', got ${String(name)}.`);
+    throw new RedlockArgumentError(
+      `RedlockModule options.name must be a non-empty string like 'payments', got ${typeof name === 'object' ? JSON.stringify(name) : typeof name === 'string' ? "''" : typeof name}.`,
+    );
   }
   const instance = name ?? DEFAULT_REDLOCK_NAME;
   const token = getRedlockServiceToken(instance);

@@ -22,6 +22,7 @@ export interface WithLockDefinition {
  * Observable (held from subscription until complete, error or unsubscribe) or an async iterable
  * from an `async *` method (held for the whole iteration). Anything else is a compile-time error.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- parameters must stay assignable from any method's (contravariance)
 export type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<unknown> | AsyncIterable<unknown>;
 
 /** The decorator `@WithLock(...)` returns: accepts only {@link LockableMethod}s. */
@@ -33,7 +34,7 @@ export type WithLockDecorator = <M extends LockableMethod>(
 
 function nameOf(target: object, propertyKey: string | symbol): string {
   const cls = typeof target === 'function' ? target : target.constructor;
-  return `${cls?.name || 'anonymous class'}.${String(propertyKey)}`;
+  return `${cls.name || 'anonymous class'}.${String(propertyKey)}`;
 }
 
 /**
@@ -104,7 +105,7 @@ export function WithLock(key: LockKey, options?: WithLockOptions): WithLockDecor
           if (!service) throw new RedlockModuleNotInitializedError(label, opts.redlock, app !== undefined);
           return { service, resources: resolveKey(args) };
         },
-        invoke: () => original.apply(this, args),
+        invoke: (): unknown => original.apply(this, args),
       });
     };
     adoptIdentity(wrapper, original);
