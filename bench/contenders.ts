@@ -10,22 +10,10 @@ import NodeRedlock from 'redlock';
 import * as sesameModule from '@sesamecare-oss/redlock';
 import { RedlockMutex } from 'redis-semaphore';
 import { createRedlock, IoredisAdapter, type Lock as UniversalLock, type LockHandle } from 'redlock-universal';
+import type { Contender } from './contender.js';
 import { RawFloor } from './raw-floor.js';
 
-/** A held lock, whatever the library calls it. */
-export interface Held {
-  release(): Promise<unknown>;
-  extend(ttlMs: number): Promise<unknown>;
-}
-
-export interface Contender {
-  readonly name: string;
-  /** Acquires `resource`, waiting (at the library's default retry timing) while it is held. */
-  acquire(resource: string, ttlMs: number): Promise<Held>;
-  close(): Promise<void>;
-  /** How waits ended (ours only), for BENCH_DEBUG=1. */
-  waitStats?(): unknown;
-}
+export type { Contender, Held } from './contender.js';
 
 export type ContenderName =
   | 'redlock-nest'
