@@ -4,7 +4,10 @@
  * replica, the same server twice, and an ACL user missing a command.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { Redlock, type NodeCheckReport, type NodeFinding } from '@redlock-nest/core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redlock, type NodeCheckReport, type NodeFinding, type RedisNodeInput } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../harness/redis-server.js';
 
@@ -21,7 +24,7 @@ async function server(args: string[] = [], persistent = false): Promise<RedisSer
   return s;
 }
 
-async function check(urls: string[]): Promise<NodeCheckReport> {
+async function check(urls: RedisNodeInput[]): Promise<NodeCheckReport> {
   const redlock = new Redlock(urls, { onWarning: () => undefined });
   redlocks.push(redlock);
   return redlock.checkNodes({ clockSampleMs: 50 });
@@ -84,8 +87,12 @@ describe('checkNodes', () => {
   });
 
   it('the same server listed twice is an error', async () => {
-    const s = await server();
-    const report = await check([s.url, `redis://localhost:${s.port}`]);
+    // The same address twice is refused when the Redlock is created; under two addresses (TCP and
+    // its unix socket) only the run_id tells, which is what the check compares.
+    const dir = mkdtempSync(join(tmpdir(), 'redlock-check-'));
+    const socket = join(dir, 'redis.sock');
+    const s = await server(['--unixsocket', socket, '--unixsocketperm', '700']);
+    const report = await check([s.url, { path: socket }]).finally(() => rmSync(dir, { recursive: true, force: true }));
     const dup = report.findings.filter((f) => f.check === 'duplicate' && f.level === 'error');
     expect(dup).toHaveLength(1);
     expect(dup[0]!.message).toMatch(/same server/);
