@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Redlock, type NodeCheckReport, type NodeFinding, type RedisNodeInput } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../harness/redis-server.js';
+import { LOCK_NODE_ACL } from '../security/acl-rules.js';
 
 const servers: RedisServer[] = [];
 const redlocks: Redlock[] = [];
@@ -104,29 +105,8 @@ describe('checkNodes', () => {
     const admin = new Redis(s.url);
     try {
       // The least-privilege list of docs/security.md without +publish.
-      await admin.call(
-        'ACL',
-        'SETUSER',
-        'limited',
-        'on',
-        '>secret',
-        'resetkeys',
-        'resetchannels',
-        '~redlock:*',
-        '&redlock:*',
-        '-@all',
-        '+evalsha',
-        '+eval',
-        '+get',
-        '+set',
-        '+pttl',
-        '+incr',
-        '+pexpire',
-        '+del',
-        '+subscribe',
-        '+unsubscribe',
-        '+info',
-      );
+      const withoutPublish = LOCK_NODE_ACL.filter((rule) => rule !== '+publish');
+      await admin.call('ACL', 'SETUSER', 'limited', 'on', '>secret', 'resetkeys', 'resetchannels', ...withoutPublish);
     } finally {
       admin.disconnect();
     }
