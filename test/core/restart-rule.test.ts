@@ -8,24 +8,9 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { QuorumUnavailableError, Redlock, RedlockArgumentError, type Lock, type RedlockOptions } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
 import { RedisCluster } from '../harness/redis-server.js';
-import { uniqueResource, until } from '../harness/test-utils.js';
+import { reachable, uniqueResource, until } from '../harness/test-utils.js';
 
 const OPTIONS: RedlockOptions = { onWarning: () => undefined, nodeTimeoutMs: 200 };
-
-/** Resolves once the Redlock's own connection to node `i` answers again (after a restart). */
-async function reachable(redlock: Redlock, i: number): Promise<void> {
-  const node = redlock.nodes[i]!;
-  await until(
-    () =>
-      node
-        .call((client) => client.pttl('probe'))
-        .then(
-          () => true,
-          () => false,
-        ),
-    `node ${i} answers the Redlock's connection again`,
-  );
-}
 
 /** One attempt: the lock, or null when held or when no quorum counted. */
 async function attempt(redlock: Redlock, resource: string, ttlMs: number): Promise<Lock | null> {

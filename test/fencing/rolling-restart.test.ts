@@ -9,28 +9,13 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { Redlock } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
 import { RedisCluster } from '../harness/redis-server.js';
-import { until } from '../harness/test-utils.js';
+import { reachable, until } from '../harness/test-utils.js';
 import { caughtUp } from './caught-up.js';
 
 // The restart rule off: these tests exercise the fencing catch-up itself, which is what keeps
 // tokens monotonic when the rule is off (test/core/restart-rule.test.ts covers the rule on).
 const OPTIONS = { onWarning: () => undefined, nodeTimeoutMs: 200, restartRule: false } as const;
 const RESOURCE = 'invoice:rolling';
-
-/** Resolves once the Redlock's own connection to node `i` answers again (after a restart). */
-async function reachable(redlock: Redlock, i: number): Promise<void> {
-  const node = redlock.nodes[i]!;
-  await until(
-    () =>
-      node
-        .call((client) => client.pttl('probe'))
-        .then(
-          () => true,
-          () => false,
-        ),
-    `node ${i} answers the Redlock's connection again`,
-  );
-}
 
 /**
  * The check a rolling restart needs before the next node goes down (docs/fencing.md): node

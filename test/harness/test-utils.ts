@@ -3,6 +3,8 @@
  * and ways to await a state, a rejection or an abort.
  */
 
+import type { Redlock } from '@redlock-nest/core';
+
 /** The library's default key prefix. */
 export const DEFAULT_PREFIX = 'redlock:';
 
@@ -45,4 +47,19 @@ export async function rejection(promise: Promise<unknown>): Promise<any> {
     return err;
   }
   throw new Error('expected the promise to reject, but it resolved');
+}
+
+/** Resolves once the Redlock's own connection to node `i` answers again (after a restart). */
+export async function reachable(redlock: Redlock, i: number): Promise<void> {
+  const node = redlock.nodes[i]!;
+  await until(
+    () =>
+      node
+        .call((client) => client.pttl('probe'))
+        .then(
+          () => true,
+          () => false,
+        ),
+    `node ${i} answers the Redlock's connection again`,
+  );
 }
