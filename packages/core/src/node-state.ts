@@ -38,6 +38,8 @@ interface EventSource {
 export class NodeConnectionState {
   /** Why the connection is not ready, once known; undefined while ready. */
   private cause: string | undefined;
+  /** The error code of that cause (`ECONNREFUSED`, `ETIMEDOUT`), when it had one. */
+  private causeCode: string | undefined;
   /** When the "down" line was written (monotonic ms); undefined while up. */
   private downSince: number | undefined;
 
@@ -48,6 +50,8 @@ export class NodeConnectionState {
   ) {
     client.on?.('error', (err: unknown) => {
       this.cause = this.withAddress(describeNodeError(err));
+      const code = (err as { code?: unknown } | null)?.code;
+      this.causeCode = typeof code === 'string' ? code : undefined;
       if (this.downSince !== undefined) return;
       this.downSince = performance.now();
       warn?.(`lock node ${label} is down (${this.cause}); it counts as failed until it reconnects.`);
@@ -58,6 +62,7 @@ export class NodeConnectionState {
     });
     client.on?.('ready', () => {
       this.cause = undefined;
+      this.causeCode = undefined;
       if (this.downSince === undefined) return;
       const downS = (performance.now() - this.downSince) / 1000;
       this.downSince = undefined;
@@ -88,8 +93,8 @@ export class NodeConnectionState {
     if (status === 'ready' && stream?.writable !== false) return err;
     const why = this.cause ?? (status === 'ready' ? `connection to ${this.label} lost` : `not connected to ${this.label} (${status})`);
     if (err.message === why) return err;
-    const explained = new Error(why, { cause: err });
-    return explained;
+    // Keeps the connection error's code (ETIMEDOUT: the node may only be slow, and is retried).
+    return Object.assign(new Error(why, { cause: err }), this.cause !== undefined && this.causeCode ? { code: this.causeCode } : {});
   }
 
   /** The text for a node's failure in a health entry or report: the explained error's message. */
