@@ -2,6 +2,7 @@
  * Shared fixtures of the NestJS tests: direct Redis clients that look at lock keys behind the
  * library's back, unique resource names, and a deferred to hold a locked call open.
  */
+import type { LoggerService } from '@nestjs/common';
 import { Redis } from 'ioredis';
 
 export { lockKey, rejection, uniqueResource as unique, until } from '../harness/test-utils.js';
@@ -92,5 +93,30 @@ export class IntervalLog {
 
   labels(key: string): string[] {
     return this.runs.filter((r) => r.key === key).map((r) => r.label);
+  }
+}
+
+/** Collects what the app logs, by level. */
+export class RecordingLogger implements LoggerService {
+  readonly lines: Array<{ level: string; message: string }> = [];
+  private waiters: Array<() => void> = [];
+  log(message: unknown): void {
+    this.push('log', message);
+  }
+  warn(message: unknown): void {
+    this.push('warn', message);
+  }
+  error(message: unknown): void {
+    this.push('error', message);
+  }
+  /** Resolves once a line containing `text` was logged. */
+  async logged(text: string): Promise<void> {
+    while (!this.lines.some((l) => l.message.includes(text))) await new Promise<void>((r) => this.waiters.push(r));
+  }
+  private push(level: string, message: unknown): void {
+    this.lines.push({ level, message: String(message) });
+    const woken = this.waiters;
+    this.waiters = [];
+    for (const wake of woken) wake();
   }
 }

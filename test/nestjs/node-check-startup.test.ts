@@ -5,25 +5,12 @@
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { NodeCheckError, RedlockArgumentError } from '@redlock-nest/core';
 import { RedlockModule } from '@redlock-nest/nestjs';
 import { RedisServer } from '../harness/redis-server.js';
 import { rejection } from '../harness/test-utils.js';
-
-class CapturingLogger implements LoggerService {
-  readonly lines: Array<{ level: string; message: string }> = [];
-  log(message: unknown): void {
-    this.lines.push({ level: 'log', message: String(message) });
-  }
-  warn(message: unknown): void {
-    this.lines.push({ level: 'warn', message: String(message) });
-  }
-  error(message: unknown): void {
-    this.lines.push({ level: 'error', message: String(message) });
-  }
-}
+import { RecordingLogger } from './helpers.js';
 
 describe('RedlockModule nodeCheck', () => {
   let server: RedisServer;
@@ -46,7 +33,7 @@ describe('RedlockModule nodeCheck', () => {
   });
 
   it("'warn' logs the error finding (and the persistence warning) and starts", async () => {
-    const logger = new CapturingLogger();
+    const logger = new RecordingLogger();
     const moduleRef = await Test.createTestingModule({
       imports: [RedlockModule.forRoot({ nodes: [server.url], independenceCheck: 'off', nodeCheck: 'warn' })],
     })

@@ -5,13 +5,14 @@
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Inject, Module, type INestApplication, type LoggerService } from '@nestjs/common';
+import { Controller, Get, Inject, Module, type INestApplication } from '@nestjs/common';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { RedlockModule } from '@redlock-nest/nestjs';
 import { RedlockHealthIndicator, RedlockHealthModule } from '@redlock-nest/nestjs/health';
 import { RedisCluster } from '../harness/redis-server.js';
+import { RecordingLogger } from '../nestjs/helpers.js';
 
 @Controller('health')
 class HealthController {
@@ -29,31 +30,6 @@ class HealthController {
 
 @Module({ imports: [RedlockHealthModule], controllers: [HealthController] })
 class HealthModule {}
-
-/** Collects what the app logs, by level. */
-class RecordingLogger implements LoggerService {
-  readonly lines: Array<{ level: string; message: string }> = [];
-  private waiters: Array<() => void> = [];
-  log(message: unknown): void {
-    this.push('log', message);
-  }
-  warn(message: unknown): void {
-    this.push('warn', message);
-  }
-  error(message: unknown): void {
-    this.push('error', message);
-  }
-  /** Resolves once a line containing `text` was logged. */
-  async logged(text: string): Promise<void> {
-    while (!this.lines.some((l) => l.message.includes(text))) await new Promise<void>((r) => this.waiters.push(r));
-  }
-  private push(level: string, message: unknown): void {
-    this.lines.push({ level, message: String(message) });
-    const woken = this.waiters;
-    this.waiters = [];
-    for (const wake of woken) wake();
-  }
-}
 
 describe('RedlockHealthIndicator', () => {
   const password = 'hunter2-secret';

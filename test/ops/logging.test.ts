@@ -4,26 +4,13 @@
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type INestApplication, type LoggerService } from '@nestjs/common';
+import { type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { LockLostError } from '@redlock-nest/core';
 import { RedlockModule, RedlockService } from '@redlock-nest/nestjs';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../harness/redis-server.js';
-import { lockKey, rejection, unique } from '../nestjs/helpers.js';
-
-class RecordingLogger implements LoggerService {
-  readonly lines: Array<{ level: string; message: string }> = [];
-  log(message: unknown): void {
-    this.lines.push({ level: 'log', message: String(message) });
-  }
-  warn(message: unknown): void {
-    this.lines.push({ level: 'warn', message: String(message) });
-  }
-  error(message: unknown): void {
-    this.lines.push({ level: 'error', message: String(message) });
-  }
-}
+import { lockKey, RecordingLogger, rejection, unique } from '../nestjs/helpers.js';
 
 describe('RedlockModule logging', () => {
   let server: RedisServer;
