@@ -1,27 +1,13 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { RedlockArgumentError } from './errors.js';
 import { checkNodeOptions } from './node-input.js';
+import type { NodeClient } from './node-client.js';
 
 /**
- * The part of an ioredis client this library uses. Structural, so ioredis 5 and 6
- * (and wrappers with the same methods) are accepted without type conflicts.
+ * The client interface the engine uses (see node-client.ts): ioredis' shape. Kept under this
+ * name for code written against earlier versions.
  */
-export interface RedisClientLike {
-  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
-  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
-  /** The single-key acquire: `SET key value PX ms NX`. */
-  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<unknown>;
-  pttl(key: string): Promise<number>;
-  info(section: string): Promise<string>;
-  quit(): Promise<unknown>;
-  disconnect(): void;
-  readonly status?: string;
-  readonly options?: Partial<
-    Pick<RedisOptions, 'host' | 'port' | 'path' | 'commandTimeout' | 'enableOfflineQueue' | 'maxRetriesPerRequest'>
-  >;
-  connect?(): Promise<void>;
-  on?(event: string, listener: (...args: unknown[]) => void): unknown;
-}
+export type RedisClientLike = NodeClient;
 
 /** One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client. */
 export type RedisNodeInput = RedisClientLike | string | RedisOptions;
