@@ -139,6 +139,11 @@ export class InMemoryRedisServer {
     return this.keyspace.pttl(key);
   }
 
+  /** Forgets every key (lock keys and fencing counters), as FLUSHALL; the run id stays. */
+  clear(): void {
+    this.keyspace.clear();
+  }
+
   /** Closes every client of this node (pending replies are dropped, no timer is left). */
   close(): void {
     for (const client of [...this.clients]) client.disconnect();

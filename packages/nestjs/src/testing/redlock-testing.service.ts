@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { Lock, LockLostReason } from '@redlock-nest/core';
+import type { InMemoryRedisServer, Lock, LockLostReason } from '@redlock-nest/core';
 import { LockServiceBase } from '../lock-service.base.js';
 import { DEFAULT_REDLOCK_MODULE_OPTIONS, type ResolvedRedlockModuleOptions } from '../redlock-options.js';
 import { ForeignHold } from './foreign-hold.js';
@@ -11,8 +11,8 @@ let foreignHolds = 0;
 
 /**
  * FOR TESTS ONLY. Replaces `RedlockService` in a testing module: `@WithLock` methods,
- * `@LockRoute` handlers and code injecting `RedlockService` lock an in-process table instead of
- * Redis, with the real module's semantics (reentrancy, `onLocked`, `wait`, `currentLock()`,
+ * `@LockRoute` handlers and code injecting `RedlockService` lock in-memory Redis nodes instead
+ * of Redis, with the real module's semantics (reentrancy, `onLocked`, `wait`, `currentLock()`,
  * fencing tokens, lost-lock signal). Helpers simulate other instances holding a lock, a lost lock
  * and a Redis outage, so each branch of your code can be tested without Redis or timing.
  *
@@ -40,7 +40,10 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
   constructor(@Inject(REDLOCK_TESTING_OPTIONS) options: RedlockTestingOptions) {
     super();
     const d = DEFAULT_REDLOCK_MODULE_OPTIONS;
-    this.redlock = new InMemoryRedlock(options.defaultWaitMs ?? DEFAULT_REDLOCK_TESTING_OPTIONS.defaultWaitMs);
+    this.redlock = new InMemoryRedlock(
+      options.defaultWaitMs ?? DEFAULT_REDLOCK_TESTING_OPTIONS.defaultWaitMs,
+      options.nodes ?? DEFAULT_REDLOCK_TESTING_OPTIONS.nodes,
+    );
     this.options = {
       nodes: [],
       core: {},
@@ -65,9 +68,10 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
   holdElsewhere(resource: string | readonly string[], ttlMs = 60_000): ForeignHold {
     const resources = typeof resource === 'string' ? [resource] : [...resource];
     const owner = `elsewhere#${++foreignHolds}`;
-    const taken = this.redlock.table.take(resources, owner, ttlMs);
-    if (!taken.ok) throw new Error(`holdElsewhere(${JSON.stringify(resources)}): already held; release the other hold first.`);
-    return new ForeignHold(this.redlock.table, resources, owner);
+    if (!this.redlock.holdAs(resources, owner, ttlMs)) {
+      throw new Error(`holdElsewhere(${JSON.stringify(resources)}): already held; release the other hold first.`);
+    }
+    return new ForeignHold(this.redlock, resources, owner);
   }
 
   /**
@@ -100,7 +104,7 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
       const lock = this.redlock.heldLock(resource);
       if (lock) return lock;
       signal?.throwIfAborted();
-      await this.redlock.table.changed(signal);
+      await this.redlock.nextHeld(signal);
     }
   }
 
@@ -112,11 +116,11 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
    * ```
    */
   isLocked(resource: string): boolean {
-    return this.redlock.table.owner(resource) !== undefined;
+    return this.redlock.isHeld(resource);
   }
 
   /**
-   * Simulates Redis being unreachable: acquisitions reject with `QuorumUnavailableError`
+   * Simulates Redis being unreachable (every node down): acquisitions reject with `QuorumUnavailableError`
    * (a `@LockRoute` answers 503) until called again with `false`.
    * @example
    * ```ts
@@ -128,10 +132,26 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
     this.redlock.unavailable = unavailable;
   }
 
-  /** Forgets every entry, foreign hold and fencing counter, and ends a simulated outage. */
+  /**
+   * The in-memory lock nodes (3 unless `nodes` says otherwise), to simulate one node's faults:
+   * `stop()` (down: connections refused) and `start()`, `slow(ms)` (replies delayed),
+   * `restart()` (back empty with a new run id: the restart rule keeps it out of quorums for
+   * the largest TTL in use).
+   * @example
+   * ```ts
+   * locks.nodes[0]!.stop();                      // one node down: locks still take 2 of 3
+   * expect(await orders.pay('1')).toBe(1n);
+   * locks.nodes[1]!.stop();                      // a majority down
+   * await expect(orders.pay('2')).rejects.toBeInstanceOf(QuorumUnavailableError);
+   * ```
+   */
+  get nodes(): readonly InMemoryRedisServer[] {
+    return this.redlock.servers;
+  }
+
+  /** Forgets every lock, foreign hold and fencing counter, and ends simulated faults (nodes down or slow). */
   reset(): void {
-    this.redlock.unavailable = false;
-    this.redlock.table.clear();
+    this.redlock.reset();
   }
 
   /** Releases what is still held. */
