@@ -2,6 +2,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { RedlockArgumentError } from './errors.js';
 import { checkNodeOptions } from './node-input.js';
 import type { NodeClient } from './node-client.js';
+import { isNodeRedisClient, NodeRedisAdapter, type NodeRedisClientLike } from './node-redis-client.js';
 
 /**
  * The client interface the engine uses (see node-client.ts): ioredis' shape. Kept under this
@@ -9,8 +10,11 @@ import type { NodeClient } from './node-client.js';
  */
 export type RedisClientLike = NodeClient;
 
-/** One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client. */
-export type RedisNodeInput = RedisClientLike | string | RedisOptions;
+/**
+ * One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client (ioredis,
+ * node-redis `createClient()`, or an in-memory node's client).
+ */
+export type RedisNodeInput = RedisClientLike | NodeRedisClientLike | string | RedisOptions;
 
 /** Options every client this library creates gets, so a dead node fails fast. */
 export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
@@ -34,6 +38,7 @@ export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
 }
 
 function isClient(value: object): value is RedisClientLike {
+  // ioredis and the in-memory node; a node-redis client has `evalSha`, not `evalsha`.
   return typeof (value as RedisClientLike).evalsha === 'function';
 }
 
@@ -91,10 +96,21 @@ export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: nu
   const given: unknown = input; // JavaScript callers can pass anything
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
     throw new RedlockArgumentError(
-      `nodes[${index}] must be a redis:// URL, ioredis options or an ioredis client, got ${
+      `nodes[${index}] must be a redis:// URL, ioredis options, an ioredis client or a node-redis client, got ${
         given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given
       }.`,
     );
+  }
+  if (isNodeRedisClient(input)) {
+    const client = new NodeRedisAdapter(input);
+    const label = labelOf(client, index);
+    if (client.options.enableOfflineQueue) {
+      warn(
+        `the node-redis client for ${label} has its offline queue enabled: commands to a dead node may queue instead of failing fast. ` +
+          'The lock stays correct (per-node timeouts still apply), but consider createClient({ disableOfflineQueue: true }).',
+      );
+    }
+    return { client, owned: false, label };
   }
   if (isClient(input)) {
     const label = labelOf(input, index);
