@@ -165,12 +165,7 @@ export class InMemoryRedisServer {
       return runScript(this.ctx, sha, keys, argv);
     }
     if (name === 'INFO') return this.info(String(args[0] ?? 'default'));
-    return runCommand(
-      this.ctx,
-      name,
-      args.map(String),
-      (channel) => this.channels.get(channel)?.size ?? 0,
-    );
+    return runCommand(this.ctx, name, args.map(String), (channel) => this.channels.get(channel)?.size ?? 0);
   }
 
   /** @internal */
@@ -214,7 +209,8 @@ export class InMemoryRedisServer {
     const persistence = ['# Persistence', 'aof_enabled:0'];
     const parts: Record<string, string[]> = { server, replication, persistence };
     const s = section.toLowerCase();
-    const lines = s === 'default' || s === 'all' || s === 'everything' ? [...server, '', ...persistence, '', ...replication] : (parts[s] ?? []);
+    const lines =
+      s === 'default' || s === 'all' || s === 'everything' ? [...server, '', ...persistence, '', ...replication] : (parts[s] ?? []);
     return `${lines.join('\r\n')}\r\n`;
   }
 }
@@ -348,11 +344,11 @@ export class InMemoryRedisClient extends EventEmitter implements NodeClient, Sub
       return Promise.reject(this.state === 'end' ? new Error('Connection is closed.') : this.refused());
     }
     let reply: unknown;
-    let error: unknown;
+    let error: Error | undefined;
     try {
       reply = this.server.execute(command, args);
     } catch (err) {
-      error = err;
+      error = err instanceof Error ? err : new InMemoryReplyError(String(err));
     }
     return new Promise((resolve, reject) => this.later(() => (error === undefined ? resolve(reply) : reject(error)), reject));
   }

@@ -192,9 +192,11 @@ function shown(input: unknown, address: string): string {
       return address;
     }
   }
-  const o = (
-    isNodeRedisClient(input) ? nodeRedisAddress(input) : ((input as { options?: unknown }).options ?? input)
-  ) as { host?: unknown; port?: unknown; path?: unknown };
+  const o = (isNodeRedisClient(input) ? nodeRedisAddress(input) : ((input as { options?: unknown }).options ?? input)) as {
+    host?: unknown;
+    port?: unknown;
+    path?: unknown;
+  };
   if (typeof o.path === 'string' && o.path !== '') return o.path;
   return `${typeof o.host === 'string' && o.host !== '' ? o.host : 'localhost'}:${typeof o.port === 'number' || typeof o.port === 'string' ? o.port : 6379}`;
 }

@@ -119,7 +119,7 @@ class Forwarder extends EventEmitter {
         this.raw.off('ready', onReady);
         this.raw.off('error', onError);
         if (err === undefined) resolve();
-        else reject(err instanceof Error ? err : new Error(String(err)));
+        else reject(err instanceof Error ? err : new Error(`connect failed: ${JSON.stringify(err)}`));
       };
       const onReady = (): void => done();
       const onError = (err: unknown): void => done(err);

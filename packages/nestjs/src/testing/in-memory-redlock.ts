@@ -1,11 +1,4 @@
-import {
-  InMemoryRedisServer,
-  Redlock,
-  type AcquireOptions,
-  type Lock,
-  type LockLostReason,
-  type UsingOptions,
-} from '@redlock-nest/core';
+import { InMemoryRedisServer, Redlock, type AcquireOptions, type Lock, type LockLostReason, type UsingOptions } from '@redlock-nest/core';
 
 /** The testing module's nodes: three, so a quorum is 2 and one node can be down, slow or restarted. */
 export const IN_MEMORY_NODES = 3;
@@ -185,7 +178,7 @@ export class InMemoryRedlock extends Redlock {
   }
 
   private withDefaultWait<O extends AcquireOptions>(options: O | undefined): O | AcquireOptions {
-    if (options?.retry !== undefined || options?.timeoutMs !== undefined) return options ?? {};
+    if (options && (options.retry !== undefined || options.timeoutMs !== undefined)) return options;
     return { ...options, timeoutMs: this.defaultWaitMs };
   }
 }
