@@ -43,6 +43,17 @@ export {
   type RetryOptions,
   type UsingOptions,
 } from './options.js';
+export {
+  checkAcquireOptions,
+  checkFencing,
+  checkKeyPrefix,
+  checkMaxHoldMs,
+  checkRedlockOptions,
+  checkRetry,
+  checkTimeoutMs,
+  checkTtl,
+  normalizeResources,
+} from './option-checks.js';
 export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 export { describeNodeError } from './node-state.js';
 export type { NodeReport } from './independence.js';

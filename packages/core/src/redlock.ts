@@ -14,15 +14,12 @@ import type { NodeOutcome } from './node-outcome.js';
 import {
   checkAcquireOptions,
   checkTtl,
+  checkTtlOverDrift,
   normalizeResources,
   resolveRedlockOptions,
   resolveRetry,
-  type AcquireOptions,
-  type RedlockOptions,
-  type ResolvedRedlockOptions,
-  type ResolvedRetry,
-  type UsingOptions,
-} from './options.js';
+} from './option-checks.js';
+import type { AcquireOptions, RedlockOptions, ResolvedRedlockOptions, ResolvedRetry, UsingOptions } from './options.js';
 import { toClient, type RedisNodeInput } from './redis-client.js';
 import { runRound } from './round.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
@@ -405,13 +402,7 @@ export class Redlock extends RedlockTelemetry {
 
   /** A ttl the drift allowance eats entirely could never give a valid lock: a config error, not an outage. */
   private checkValidity(ttlMs: number): void {
-    const drift = this.drift(ttlMs);
-    if (ttlMs <= drift) {
-      throw new RedlockArgumentError(
-        `ttlMs (${ttlMs}) must be longer than the clock-drift allowance of ${drift} ms ` +
-          '(ttl × driftFactor + driftConstantMs), or no lock could ever be valid. Use a longer ttl.',
-      );
-    }
+    checkTtlOverDrift(ttlMs, this.drift(ttlMs));
   }
 
   private async attempt(
