@@ -233,6 +233,7 @@ export class InMemoryRedlock extends RedlockEmitter {
     routine: (lock: Lock) => Promise<T> | T,
     options: UsingOptions = {},
   ): Promise<T> {
+    checkAcquireOptions(options, 'using options');
     const lock = await this.acquire(resource, ttlMs, options);
     return runWithLock(lock, ttlMs, options.maxHoldMs ?? Infinity, routine);
   }
