@@ -133,6 +133,23 @@ describe('in-memory nodes under the core Redlock', () => {
     expect((signal?.reason as LockLostError).reason).toBe('not-owner');
   });
 
+  it('answers the operator tools: inspect, forceRelease (fence raised past every token) and checkIndependence', async () => {
+    const { redlock, servers } = setup();
+    const resource = uniqueResource('operator');
+    const lock = await redlock.acquire(resource, 5_000, { fencing: true });
+    const seen = await redlock.inspect(resource);
+    expect(seen.holder).toBeDefined();
+    expect(seen.nodes.map((n) => n.held)).toEqual([true, true, true]);
+    expect(seen.nodes.every((n) => n.fencingCounter === '1')).toBe(true);
+    const forced = await redlock.forceRelease(resource, { reason: 'stuck' });
+    expect(forced.released).toBe(3);
+    expect(forced.fencingCounter).toBeGreaterThan(lock.fencingToken!);
+    expect(servers.every((s) => s.get(lockKey(resource)) === undefined)).toBe(true);
+    const reports = await redlock.checkIndependence();
+    expect(reports.map((r) => r.role)).toEqual(['master', 'master', 'master']);
+    expect(new Set(reports.map((r) => r.runId)).size).toBe(3);
+  });
+
   it('wakes a waiter by the release notice of an in-memory node', async () => {
     const { redlock } = setup();
     const resource = uniqueResource('notice');

@@ -42,6 +42,21 @@ describe('node-redis clients as nodes', () => {
     }, true);
   });
 
+  it('answers the independence check and the operator tools through the adapter (INFO, PUBSUB)', async () => {
+    await withClients(async (redlock) => {
+      const reports = await redlock.checkIndependence();
+      expect(reports.map((r) => r.role)).toEqual(['master', 'master', 'master']);
+      expect(new Set(reports.map((r) => r.runId)).size).toBe(3);
+      const resource = uniqueResource('inspect');
+      const lock = await redlock.acquire(resource, 5_000);
+      await fx.settled(resource, lock.value);
+      const seen = await redlock.inspect(resource);
+      expect(seen.nodes.map((n) => n.held)).toEqual([true, true, true]);
+      expect(seen.nodes.every((n) => n.waiters === 0)).toBe(true);
+      await lock.release();
+    });
+  });
+
   it('warns once per node when the offline queue is on (commands to a dead node may queue)', () => {
     const warnings: string[] = [];
     const list = fx.urls.map((url) => createClient({ url }));
