@@ -9,7 +9,9 @@ import {
   LockLostError,
   LockNotAcquiredError,
   QuorumUnavailableError,
+  RedisFencedStore,
   Redlock,
+  StaleFencingTokenError,
   type RedlockOptions,
 } from '@redlock-nest/core';
 import { aborted, lockKey, rejection, uniqueResource, until } from '../harness/test-utils.js';
@@ -148,6 +150,20 @@ describe('in-memory nodes under the core Redlock', () => {
     const reports = await redlock.checkIndependence();
     expect(reports.map((r) => r.role)).toEqual(['master', 'master', 'master']);
     expect(new Set(reports.map((r) => r.runId)).size).toBe(3);
+  });
+
+  it('backs a RedisFencedStore: the resource refuses a token below the highest it has seen', async () => {
+    const server = new InMemoryRedisServer();
+    try {
+      const store = new RedisFencedStore(server.client());
+      await store.write('k', 'a', 5n);
+      await store.write('k', 'b', 5n); // the same holder again
+      await store.write('k', 'c', 7n);
+      await expect(store.write('k', 'stale', 6n)).rejects.toBeInstanceOf(StaleFencingTokenError);
+      expect(await store.read('k')).toEqual({ value: 'c', token: 7n });
+    } finally {
+      server.close();
+    }
   });
 
   it('wakes a waiter by the release notice of an in-memory node', async () => {

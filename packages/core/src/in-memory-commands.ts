@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { LuaScript } from './lock-node.js';
+import { FENCED_ACCESS_SCRIPT, READ_SCRIPT } from './fenced-store.js';
 import { FORCE_RELEASE_SCRIPT, INSPECT_SCRIPT } from './operator.js';
 import { ACQUIRE_SCRIPT } from './scripts/acquire.js';
 import { EXTEND_SCRIPT } from './scripts/extend.js';
@@ -28,6 +29,19 @@ interface Entry {
 /** The keyspace of one in-memory node. */
 export class MemoryKeyspace {
   private readonly entries = new Map<string, Entry>();
+  /** Hashes (the fenced store's `{ value, fence }`), without TTL: nothing the engine sends expires them. */
+  private readonly hashes = new Map<string, Map<string, string>>();
+
+  hget(key: string, field: string): string | undefined {
+    return this.hashes.get(key)?.get(field);
+  }
+
+  hset(key: string, fields: Readonly<Record<string, string>>): void {
+    if (this.entries.has(key)) throw new InMemoryReplyError('WRONGTYPE Operation against a key holding the wrong kind of value');
+    let hash = this.hashes.get(key);
+    if (!hash) this.hashes.set(key, (hash = new Map<string, string>()));
+    for (const [field, value] of Object.entries(fields)) hash.set(field, value);
+  }
 
   private entry(key: string): Entry | undefined {
     const e = this.entries.get(key);
@@ -62,6 +76,7 @@ export class MemoryKeyspace {
   }
 
   del(key: string): number {
+    if (this.hashes.delete(key)) return 1;
     return this.entry(key) && this.entries.delete(key) ? 1 : 0;
   }
 
@@ -84,6 +99,7 @@ export class MemoryKeyspace {
 
   clear(): void {
     this.entries.clear();
+    this.hashes.clear();
   }
 }
 
@@ -197,8 +213,32 @@ const implementations: ReadonlyArray<readonly [LuaScript, ScriptImpl]> = [
   ],
 ];
 
+/** Whether decimal token `a` is below `b` (length, then lexically: the scripts' rule, past 2^53). */
+function below(a: string, b: string): boolean {
+  return a.length < b.length || (a.length === b.length && a < b);
+}
+
+const fencedStoreScripts: ReadonlyArray<readonly [LuaScript, ScriptImpl]> = [
+  [
+    FENCED_ACCESS_SCRIPT,
+    (ctx, [key], [token, mode, value]) => {
+      const seen = ctx.keys.hget(key!, 'fence');
+      if (seen !== undefined && below(token!, seen)) return [0, seen];
+      if (mode === 'w') {
+        ctx.keys.hset(key!, { fence: token!, value: value! });
+        return [1, value];
+      }
+      if (seen !== token) ctx.keys.hset(key!, { fence: token! });
+      return [1, ctx.keys.hget(key!, 'value') ?? null];
+    },
+  ],
+  [READ_SCRIPT, (ctx, [key]) => [ctx.keys.hget(key!, 'value') ?? null, ctx.keys.hget(key!, 'fence') ?? null]],
+];
+
 /** The engine's scripts, by SHA1. */
-const SCRIPTS: ReadonlyMap<string, ScriptImpl> = new Map(implementations.map(([script, impl]) => [script.sha, impl]));
+const SCRIPTS: ReadonlyMap<string, ScriptImpl> = new Map(
+  [...implementations, ...fencedStoreScripts].map(([script, impl]) => [script.sha, impl]),
+);
 
 /** The SHA1 Redis names a script by. */
 export function scriptSha(source: string): string {
