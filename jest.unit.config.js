@@ -18,6 +18,8 @@ export default {
     '<rootDir>/test/harness/process-events.test.ts', // the harness fails a test on process warnings
     '<rootDir>/test/ops/terminus-missing.test.ts',
     '<rootDir>/test/ops/testing-module.test.ts', // the in-memory testing module
+    '<rootDir>/test/ops/testing-module-nodes.test.ts', // its nodes' faults
+    '<rootDir>/test/core/in-memory-node.test.ts', // the core Redlock over in-memory nodes
     '<rootDir>/test/sample-app/demo-parts.test.ts',
     '<rootDir>/test/sample-app/orders-repository.test.ts',
   ],

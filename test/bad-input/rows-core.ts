@@ -12,8 +12,8 @@ import type { BadInputRow } from './row.js';
 const arg = (fix: RegExp) => ({ error: RedlockArgumentError, fix });
 
 /**
- * The shape by which a node-redis v4/v5 client is recognised (sendCommand, isOpen, isReady on its
- * prototype). The package is not a dependency here: only the refusal is under test, no command is sent.
+ * Half the shape of a node-redis v4/v5 client (sendCommand, isOpen, isReady on its prototype, but
+ * none of its connection methods): refused, not taken for options. Only the refusal is under test.
  */
 class NodeRedisLikeClient {
   get isOpen(): boolean {
@@ -111,7 +111,7 @@ export const coreRows: readonly BadInputRow[] = [
     layer: 'core',
     name: 'a number as a node',
     run: (c) => c.redlock([6379 as unknown as string]),
-    rejects: arg(/redis:\/\/ URL, ioredis options or an ioredis client/),
+    rejects: arg(/redis:\/\/ URL, ioredis options, an ioredis client or a node-redis client/),
   },
   {
     layer: 'core',
@@ -134,9 +134,15 @@ export const coreRows: readonly BadInputRow[] = [
   },
   {
     layer: 'core',
-    name: 'a node-redis client as a node',
+    name: 'an incomplete node-redis-like client as a node',
     run: (c) => c.redlock([c.urls[0]!, new NodeRedisLikeClient() as never, c.urls[1]!]),
-    rejects: arg(/nodes\[1\] got a node-redis client \(has sendCommand\/isOpen\).*localhost:6379.*redis:\/\/ \(or rediss:\/\/\) URL/),
+    rejects: arg(/nodes\[1\] got an object with sendCommand\/isOpen.*localhost:6379.*redis:\/\/ \(or rediss:\/\/\) URL/),
+  },
+  {
+    layer: 'core',
+    name: 'a node-redis cluster as a node',
+    run: (c) => c.redlock([Object.assign(new NodeRedisLikeClient(), { masters: [] }) as never]),
+    rejects: arg(/nodes\[0\] got a node-redis cluster \(createCluster\): a Redlock node is one Redis server/),
   },
   {
     layer: 'core',

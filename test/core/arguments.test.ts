@@ -42,7 +42,7 @@ describe('bad input', () => {
     ['a URL instead of a list', NOWHERE, /at least one Redis node/],
     ['a malformed URL', ['not a url'], /nodes\[0\] is not a valid URL\. Use redis:\/\//],
     ['a non-redis protocol', [NOWHERE, 'http://127.0.0.1:6379'], /nodes\[1\] has protocol "http:"; use redis:\/\/ or rediss:\/\//],
-    ['a number', [42], /nodes\[0\] must be a redis:\/\/ URL, ioredis options or an ioredis client, got number/],
+    ['a number', [42], /nodes\[0\] must be a redis:\/\/ URL, ioredis options, an ioredis client or a node-redis client, got number/],
     ['null', [null], /got null/],
   ];
   it.each(nodes)('rejects %s as nodes', (_what, input, fix) => {

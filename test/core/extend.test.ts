@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError, QuorumUnavailableError } from '@redlock-nest/core';
-import { aborted, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { aborted, CLIENT_KINDS, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
 
-describe('extend', () => {
-  const fx = useFixture(3);
+describe.each(CLIENT_KINDS)('extend (%s nodes)', (client) => {
+  const fx = useFixture(3, { client });
 
   it('moves the expiration of the same Lock object forward, on the nodes too', async () => {
     const redlock = fx.redlock();

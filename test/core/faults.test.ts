@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockNotAcquiredError, QuorumUnavailableError, type NodeOutcome } from '@redlock-nest/core';
-import { useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { CLIENT_KINDS, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
 
 /** Node faults against 5 servers; each test gets fresh servers since it kills or pauses some. */
-describe('node faults (5 nodes)', () => {
-  const fx = useFixture(5, { each: true });
+describe.each(CLIENT_KINDS)('node faults (5 %s nodes)', (client) => {
+  const fx = useFixture(5, { each: true, client });
 
   const statuses = (nodes: readonly NodeOutcome[]): string[] => nodes.map((n) => n.status);
 

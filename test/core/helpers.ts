@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach } from '@jest/globals';
 import { Redis } from 'ioredis';
+import { createClient } from 'redis';
 import { failFastOptions, Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
 import { RedisCluster, type RedisServerOptions } from '../harness/redis-server.js';
 import { DEFAULT_PREFIX, lockKey, until } from '../harness/test-utils.js';
@@ -14,6 +15,37 @@ export { aborted, DEFAULT_PREFIX, lockKey, rejection, uniqueResource, until } fr
 /** A client with the fail-fast options the library gives its own clients. */
 export function fastClient(url: string, nodeTimeoutMs = 500): Redis {
   return new Redis(url, failFastOptions(nodeTimeoutMs));
+}
+
+/** The clients a Redlock's nodes may be: the suites that matter run once with each (`describe.each(CLIENT_KINDS)`). */
+export const CLIENT_KINDS = ['ioredis', 'node-redis'] as const;
+export type ClientKind = (typeof CLIENT_KINDS)[number];
+
+/** A node-redis v5 client with the fail-fast settings it has: no offline queue, quick reconnects. */
+export function nodeRedisClient(url: string, nodeTimeoutMs = 500): ReturnType<typeof createClient> {
+  const client = createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: Math.max(1_000, nodeTimeoutMs * 2), reconnectStrategy: (retries) => Math.min(50 * (retries + 1), 1_000) },
+  });
+  // Connection errors are expected while a node is killed or paused; the Redlock's adapter reports them.
+  client.on('error', () => undefined);
+  return client;
+}
+
+/**
+ * The `nodes[]` for `urls` with the given client: the URLs themselves for ioredis (the library
+ * creates and closes its clients), node-redis clients otherwise (passed in: `close()` them).
+ */
+export function nodesOf(kind: ClientKind, urls: readonly string[]): { nodes: RedisNodeInput[]; close(): Promise<void> } {
+  if (kind === 'ioredis') return { nodes: [...urls], close: () => Promise.resolve() };
+  const clients = urls.map((url) => nodeRedisClient(url));
+  return {
+    nodes: clients,
+    close: async () => {
+      for (const c of clients) if (c.isOpen) c.destroy();
+    },
+  };
 }
 
 /**
@@ -28,8 +60,11 @@ export function fastClient(url: string, nodeTimeoutMs = 500): Redis {
  * });
  * ```
  */
-export function useFixture(count: number, { each = false, ...options }: RedisServerOptions & { each?: boolean } = {}): Fixture {
-  const fx = new Fixture(count, options);
+export function useFixture(
+  count: number,
+  { each = false, client = 'ioredis', ...options }: RedisServerOptions & { each?: boolean; client?: ClientKind } = {},
+): Fixture {
+  const fx = new Fixture(count, options, client);
   (each ? beforeEach : beforeAll)(() => fx.start());
   afterEach(() => fx.resumeAll());
   (each ? afterEach : afterAll)(() => fx.stop());
@@ -42,10 +77,13 @@ export class Fixture {
   private direct: Redis[] = [];
   private redlocks: Redlock[] = [];
   private clients: Redis[] = [];
+  private passedIn: Array<() => Promise<void>> = [];
 
   constructor(
     private readonly count: number,
     private readonly options: RedisServerOptions = {},
+    /** The client of the Redlocks `redlock()` makes over every server. */
+    readonly clientKind: ClientKind = 'ioredis',
   ) {}
 
   async start(): Promise<void> {
@@ -74,12 +112,18 @@ export class Fixture {
     return client;
   }
 
-  /** A Redlock over `nodes` (default: every server's URL), closed in `stop()`. */
-  redlock(options?: RedlockOptions, nodes: ReadonlyArray<RedisNodeInput> = this.urls): Redlock {
+  /** A Redlock over `nodes` (default: every server, with the fixture's client kind), closed in `stop()`. */
+  redlock(options?: RedlockOptions, nodes: ReadonlyArray<RedisNodeInput> = this.defaultNodes()): Redlock {
     // Dead and paused nodes are the point of many tests: keep their warnings out of the output.
     const redlock = new Redlock(nodes, { onWarning: () => {}, ...options });
     this.redlocks.push(redlock);
     return redlock;
+  }
+
+  private defaultNodes(): RedisNodeInput[] {
+    const made = nodesOf(this.clientKind, this.urls);
+    this.passedIn.push(() => made.close());
+    return made.nodes;
   }
 
   /** A fail-fast ioredis client of node `i` that a test passes in (and may ping to flush its socket). */
@@ -128,11 +172,13 @@ export class Fixture {
   async stop(): Promise<void> {
     this.resumeAll();
     await Promise.allSettled(this.redlocks.map((r) => r.close()));
+    await Promise.allSettled(this.passedIn.map((close) => close()));
     for (const client of [...this.direct, ...this.clients]) client.disconnect();
     await this.started?.stop();
     this.started = undefined;
     this.direct = [];
     this.redlocks = [];
     this.clients = [];
+    this.passedIn = [];
   }
 }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Redlock } from '@redlock-nest/core';
-import { useFixture, uniqueResource, until } from './helpers.js';
+import { CLIENT_KINDS, useFixture, uniqueResource, until } from './helpers.js';
 
-describe('mutual exclusion', () => {
-  const fx = useFixture(5);
+describe.each(CLIENT_KINDS)('mutual exclusion (%s nodes)', (client) => {
+  const fx = useFixture(5, { client });
 
   it('lets exactly one of 3 Redlocks x 20 concurrent loops into the critical section at a time', async () => {
     const resource = uniqueResource('mutex');

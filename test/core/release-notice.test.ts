@@ -12,7 +12,7 @@ import { Redlock, type Lock, type RedisNodeInput, type RedlockOptions } from '@r
 import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
 import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { RedisCluster } from '../harness/redis-server.js';
-import { fastClient, lockKey, uniqueResource, until } from './helpers.js';
+import { CLIENT_KINDS, fastClient, lockKey, nodesOf, uniqueResource, until } from './helpers.js';
 
 /** Exposes the notifier, a protected member, to the tests. */
 class ProbedRedlock extends Redlock {
@@ -24,10 +24,21 @@ class ProbedRedlock extends Redlock {
 const NEVER_POLL = { retries: 50, delayMs: 600_000, jitterMs: 0 };
 const quiet: RedlockOptions = { onWarning: () => undefined, nodeTimeoutMs: 100 };
 
-describe('release notices', () => {
+describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
   let cluster: RedisCluster;
   let direct: Redis[];
   const redlocks: Redlock[] = [];
+  const passedIn: Array<() => Promise<void>> = [];
+
+  /** Every server as a node, with this run's client (node-redis clients are closed after all). */
+  function nodes(): RedisNodeInput[] {
+    const made = nodesOf(client, cluster.urls);
+    passedIn.push(() => made.close());
+    return made.nodes;
+  }
+
+  /** A test of ioredis specifics (clients without duplicate(), a child process given URLs): run once. */
+  const ioredisOnly = client === 'ioredis' ? it : it.skip;
 
   function make(nodes: RedisNodeInput[], options: RedlockOptions = {}): ProbedRedlock {
     const r = new ProbedRedlock(nodes, { ...quiet, ...options });
@@ -57,14 +68,15 @@ describe('release notices', () => {
   });
   afterAll(async () => {
     await Promise.all(redlocks.map((r) => r.close()));
+    await Promise.all(passedIn.map((close) => close()));
     await Promise.all(direct.map((c) => c.quit()));
     await cluster.stop();
   });
 
   it('wakes a waiter by the release notice (its poll delay is 10 minutes)', async () => {
     const resource = uniqueResource('notice');
-    const holder = make(cluster.urls);
-    const waiter = make(cluster.urls, { retry: NEVER_POLL });
+    const holder = make(nodes());
+    const waiter = make(nodes(), { retry: NEVER_POLL });
     const held = await holder.acquire(resource, 60_000);
     const waiting = waiter.acquire(resource, 60_000);
     await parked(waiter, 1, 1);
@@ -77,8 +89,10 @@ describe('release notices', () => {
 
   it('opens no subscriber connection while nobody waits', async () => {
     const resource = uniqueResource('idle');
-    const redlock = make(cluster.urls);
-    const other = make(cluster.urls);
+    const redlock = make(nodes());
+    const other = make(nodes());
+    // Earlier tests' channels linger a moment, and their UNSUBSCRIBE is not awaited: start from none.
+    await until(async () => (await pubsubClients()) === 0, "earlier tests' subscriptions are gone");
     const before = await pubsubClients();
     const lock = await redlock.acquire(resource, 10_000);
     expect(await other.tryAcquire(resource, 10_000)).toBeNull(); // contended, but no retry: no wait
@@ -91,8 +105,8 @@ describe('release notices', () => {
 
   it('unsubscribes from the channel once the last waiter is gone', async () => {
     const resource = uniqueResource('unsub');
-    const holder = make(cluster.urls);
-    const waiter = make(cluster.urls, { retry: NEVER_POLL });
+    const holder = make(nodes());
+    const waiter = make(nodes(), { retry: NEVER_POLL });
     const held = await holder.acquire(resource, 60_000);
     const waiting = waiter.acquire(resource, 60_000);
     await parked(waiter, 1, 1);
@@ -111,8 +125,8 @@ describe('release notices', () => {
 
   it('wakes waiters of one process one at a time, oldest acquisition first', async () => {
     const resource = uniqueResource('fifo');
-    const holder = make(cluster.urls);
-    const waiters = make(cluster.urls, { retry: NEVER_POLL });
+    const holder = make(nodes());
+    const waiters = make(nodes(), { retry: NEVER_POLL });
     const first = await holder.acquire(resource, 60_000);
     const order: string[] = [];
     const locks: Array<Promise<Lock>> = [];
@@ -136,8 +150,8 @@ describe('release notices', () => {
 
   it('falls back to polling when the lock expires without a release', async () => {
     const resource = uniqueResource('expire');
-    const holder = make(cluster.urls);
-    const waiter = make(cluster.urls, { retry: { retries: 1_000, delayMs: 20, jitterMs: 10 } });
+    const holder = make(nodes());
+    const waiter = make(nodes(), { retry: { retries: 1_000, delayMs: 20, jitterMs: 10 } });
     await holder.acquire(resource, 300); // never released: expires on the servers, no PUBLISH
     const lock = await waiter.acquire(resource, 10_000);
     expect(waiter.notices.stats.poll).toBeGreaterThan(0);
@@ -145,7 +159,7 @@ describe('release notices', () => {
     await lock.release();
   });
 
-  it('falls back to polling when no subscriber connection can be made', async () => {
+  ioredisOnly('falls back to polling when no subscriber connection can be made', async () => {
     const resource = uniqueResource('nodup');
     // Clients passed in without duplicate(): the library cannot open subscribers for them.
     const clients = cluster.urls.map((url) => fastClient(url));
@@ -161,7 +175,7 @@ describe('release notices', () => {
         }),
     );
     try {
-      const holder = make(cluster.urls);
+      const holder = make(nodes());
       const waiter = make(bare, { retry: { retries: 1_000, delayMs: 20, jitterMs: 10 } });
       const held = await holder.acquire(resource, 60_000);
       const waiting = waiter.acquire(resource, 60_000);
@@ -177,12 +191,13 @@ describe('release notices', () => {
 
   it('re-subscribes after its subscriber connections are killed, and still wakes by notice', async () => {
     const resource = uniqueResource('killed');
-    const holder = make(cluster.urls);
-    const waiter = make(cluster.urls, { retry: NEVER_POLL });
+    const holder = make(nodes());
+    const waiter = make(nodes(), { retry: NEVER_POLL });
     const held = await holder.acquire(resource, 60_000);
     const waiting = waiter.acquire(resource, 60_000);
     await parked(waiter, 1, 1);
-    for (const c of direct) await c.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    // All at once: a node reconnecting before another one dropped would re-arm twice.
+    await Promise.all(direct.map((c) => c.call('CLIENT', 'KILL', 'TYPE', 'pubsub')));
     // Notices may have been lost while disconnected: re-arming wakes the waiter for one re-check.
     await parked(waiter, 1, 2);
     await held.release();
@@ -195,8 +210,8 @@ describe('release notices', () => {
     const resource = uniqueResource('down');
     await cluster.server(2).kill();
     try {
-      const holder = make(cluster.urls);
-      const waiter = make(cluster.urls, { retry: NEVER_POLL });
+      const holder = make(nodes());
+      const waiter = make(nodes(), { retry: NEVER_POLL });
       const held = await holder.acquire(resource, 60_000);
       const waiting = waiter.acquire(resource, 60_000);
       await parked(waiter, 1, 1);
@@ -210,8 +225,8 @@ describe('release notices', () => {
 
   it('wakes a waiter on several resources when one of them is released', async () => {
     const [a, b] = [uniqueResource('multi-a'), uniqueResource('multi-b')];
-    const holder = make(cluster.urls);
-    const waiter = make(cluster.urls, { retry: NEVER_POLL });
+    const holder = make(nodes());
+    const waiter = make(nodes(), { retry: NEVER_POLL });
     const heldA = await holder.acquire(a, 60_000);
     const heldB = await holder.acquire(b, 60_000);
     const waiting = waiter.acquire([a, b], 60_000);
@@ -226,8 +241,8 @@ describe('release notices', () => {
 
   it('an aborted wait leaves the queue and its channel is dropped', async () => {
     const resource = uniqueResource('abort');
-    const holder = make(cluster.urls);
-    const waiter = make(cluster.urls, { retry: NEVER_POLL });
+    const holder = make(nodes());
+    const waiter = make(nodes(), { retry: NEVER_POLL });
     const held = await holder.acquire(resource, 60_000);
     const controller = new AbortController();
     const waiting = waiter.acquire(resource, 60_000, { signal: controller.signal });
@@ -241,7 +256,7 @@ describe('release notices', () => {
     await held.release();
   });
 
-  it('leaves no timers or sockets after close: a process that waited exits on its own', async () => {
+  ioredisOnly('leaves no timers or sockets after close: a process that waited exits on its own', async () => {
     const dist = join(process.cwd(), 'packages/core/dist/index.js');
     expect(existsSync(join(process.cwd(), 'packages/core/dist/release-notifier.js'))).toBe(true); // run `npm run build` first
     const script = `

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError } from '@redlock-nest/core';
-import { aborted, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { aborted, CLIENT_KINDS, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
 
-describe('release', () => {
-  const fx = useFixture(3);
+describe.each(CLIENT_KINDS)('release (%s nodes)', (client) => {
+  const fx = useFixture(3, { client });
 
   it("never frees someone else's lock: A expires, B acquires, A's late release leaves B's keys on every node", async () => {
     const a = fx.redlock();

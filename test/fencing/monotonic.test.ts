@@ -3,20 +3,31 @@
  * instances while minority nodes are killed, restarted and paused (docs/fencing.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { QuorumUnavailableError, Redlock } from '@redlock-nest/core';
+import { QuorumUnavailableError, Redlock, type RedisNodeInput } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
 import { RedisCluster } from '../harness/redis-server.js';
+import { CLIENT_KINDS, nodesOf } from '../core/helpers.js';
 
 const quiet = { onWarning: () => undefined, nodeTimeoutMs: 200 };
 
-describe('fencing tokens across the quorum', () => {
+describe.each(CLIENT_KINDS)('fencing tokens across the quorum (%s nodes)', (client) => {
   let cluster: RedisCluster;
+  const passedIn: Array<() => Promise<void>> = [];
+
+  /** Every server as a node, with this run's client (node-redis clients are closed after all). */
+  function nodes(): RedisNodeInput[] {
+    const made = nodesOf(client, cluster.urls);
+    passedIn.push(() => made.close());
+    return made.nodes;
+  }
+
   beforeAll(async () => {
     // Persistent nodes: a killed node comes back with its counters (appendfsync always),
     // the deployment docs/fencing.md asks for.
     cluster = await RedisCluster.start(5, { persistent: true });
   });
   afterAll(async () => {
+    await Promise.all(passedIn.map((close) => close()));
     await cluster.stop();
   });
 
@@ -34,7 +45,7 @@ describe('fencing tokens across the quorum', () => {
   }
 
   it('are strictly increasing over hundreds of acquisitions by 3 instances while minority nodes are killed, restarted and paused', async () => {
-    const instances = [new Redlock(cluster.urls, quiet), new Redlock(cluster.urls, quiet), new Redlock(cluster.urls, quiet)];
+    const instances = [new Redlock(nodes(), quiet), new Redlock(nodes(), quiet), new Redlock(nodes(), quiet)];
     const tokens: bigint[] = [];
     let faults = 0;
     let unavailable = 0;
@@ -89,7 +100,7 @@ describe('fencing tokens across the quorum', () => {
     const key = 'redlock:fence:ledger';
     // Node 0 alone knows a high counter (it was in an earlier quorum the others missed).
     await Promise.all(admin.map((c, i) => c.set(key, i === 0 ? '100' : '5')));
-    const redlock = new Redlock(cluster.urls, quiet);
+    const redlock = new Redlock(nodes(), quiet);
     try {
       const first = await redlock.acquire('ledger', 5_000, { fencing: true });
       await first.release();
@@ -113,7 +124,7 @@ describe('fencing tokens across the quorum', () => {
     const admin = cluster.servers.map((s) => new Redis(s.url));
     const start = 2n ** 53n + 1n;
     await Promise.all(admin.map((c) => c.set('redlock:fence:big', start.toString())));
-    const redlock = new Redlock(cluster.urls, quiet);
+    const redlock = new Redlock(nodes(), quiet);
     try {
       const a = await redlock.acquire('big', 5_000, { fencing: true });
       await a.release();
@@ -128,7 +139,7 @@ describe('fencing tokens across the quorum', () => {
   });
 
   it('gives each resource of a multi-resource lock its own token, and none without fencing', async () => {
-    const redlock = new Redlock(cluster.urls, quiet);
+    const redlock = new Redlock(nodes(), quiet);
     try {
       const a = await redlock.acquire(['acct:1', 'acct:2'], 5_000, { fencing: true });
       await a.release();

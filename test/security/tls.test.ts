@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
+import { createClient } from 'redis';
 import { QuorumUnavailableError, Redlock } from '@redlock-nest/core';
 import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { makePki, startTlsServer, type Pki, type TlsServer } from './tls-fixture.js';
@@ -51,6 +52,28 @@ describe('TLS', () => {
       await redlock.close();
     } finally {
       for (const c of clients) c.disconnect();
+    }
+  });
+
+  it('locks over TLS with node-redis clients passed in (rediss:// URL plus the CA), release notices included', async () => {
+    const clients = servers.map((s) =>
+      createClient({ url: `rediss://127.0.0.1:${s.tlsPort}`, disableOfflineQueue: true, socket: { tls: true, ca: pki.ca } }).on(
+        'error',
+        () => undefined,
+      ),
+    );
+    try {
+      const redlock = new Redlock(clients, { onWarning: () => undefined });
+      const lock = await redlock.acquire('tls-node-redis', 60_000, { fencing: true });
+      expect(lock.fencingToken).toBeGreaterThan(0n);
+      // A waiter is woken by the release notice on its TLS subscriber connection (a poll would wait 10 min).
+      const waiting = redlock.acquire('tls-node-redis', 5_000, { retry: { retries: 5, delayMs: 600_000, jitterMs: 0 } });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect((await lock.release()).released).toBeGreaterThanOrEqual(2);
+      await (await waiting).release();
+      await redlock.close();
+    } finally {
+      for (const c of clients) if (c.isOpen) c.destroy();
     }
   });
 

@@ -11,7 +11,7 @@ import { labelOf, type RedisClientLike } from './redis-client.js';
  * KEYS[1] the resource; ARGV: token, mode ('w' write value, 'r' read and fence), value.
  * Returns {1, value|false} when accepted, {0, seenToken} when stale.
  */
-const FENCED_ACCESS_SCRIPT = defineScript(
+export const FENCED_ACCESS_SCRIPT = defineScript(
   'fenced-access',
   `local seen = redis.call('HGET', KEYS[1], 'fence')
 local t = ARGV[1]
@@ -27,7 +27,7 @@ return {1, redis.call('HGET', KEYS[1], 'value')}`,
 );
 
 /** Plain read, no fencing: `{value, fence}`. */
-const READ_SCRIPT = defineScript('fenced-read', `return redis.call('HMGET', KEYS[1], 'value', 'fence')`);
+export const READ_SCRIPT = defineScript('fenced-read', `return redis.call('HMGET', KEYS[1], 'value', 'fence')`);
 
 /** A value in a {@link RedisFencedStore} and the highest token that accessed it. */
 export interface FencedValue {

@@ -1,8 +1,9 @@
 import { RedlockArgumentError } from './errors.js';
+import { isNodeRedisClient, isNodeRedisCluster, nodeRedisAddress } from './node-redis-client.js';
 
 /**
- * Checks of the `nodes[]` entries that need no connection: an object that is neither an
- * ioredis client nor ioredis options is refused (ioredis would take it for options and
+ * Checks of the `nodes[]` entries that need no connection: an object that is neither a
+ * supported client (ioredis, node-redis, in-memory) nor ioredis options is refused (ioredis would take it for options and
  * connect to localhost:6379), and two entries naming the same server are refused (a lock
  * would count that server twice toward its quorum).
  */
@@ -75,7 +76,8 @@ const IOREDIS_OPTION_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /** The accepted forms, named in every refusal. */
-const ACCEPTED = 'Pass a redis:// (or rediss://) URL, ioredis options ({ host, port, password, tls, ... }) or an ioredis client';
+const ACCEPTED =
+  'Pass a redis:// (or rediss://) URL, ioredis options ({ host, port, password, tls, ... }), an ioredis client or a node-redis client (createClient)';
 
 /** Options of other clients that users pass by habit, and what to do instead. */
 const FOREIGN_KEYS: Readonly<Record<string, string>> = {
@@ -102,10 +104,16 @@ function isPlainPrototype(value: object): boolean {
 export function checkNodeOptions(value: object, index: number): void {
   const where = `nodes[${index}]`;
   const v = value as Record<string, unknown>;
+  if (isNodeRedisCluster(value)) {
+    throw new RedlockArgumentError(
+      `${where} got a node-redis cluster (createCluster): a Redlock node is one Redis server. ` +
+        `Pass one createClient() (or a redis:// URL) per independent server.`,
+    );
+  }
   if (typeof v.sendCommand === 'function' && ('isOpen' in v || 'isReady' in v)) {
     throw new RedlockArgumentError(
-      `${where} got a node-redis client (has sendCommand/isOpen), which this Redlock cannot use: taken for ioredis ` +
-        `options, it would silently connect to localhost:6379. ${ACCEPTED}, e.g. 'redis://host:6379'.`,
+      `${where} got an object with sendCommand/isOpen, like a node-redis client, but without its connect, on, duplicate ` +
+        `and subscribe methods: taken for ioredis options, it would silently connect to localhost:6379. ${ACCEPTED}, e.g. 'redis://host:6379'.`,
     );
   }
   if (typeof v.then === 'function') {
@@ -156,9 +164,10 @@ export function serverAddress(input: unknown): string | undefined {
     return `${canonicalHost(url.hostname || 'localhost')}:${url.port || 6379}`;
   }
   if (typeof input !== 'object' || input === null) return undefined;
-  const isClient = typeof (input as { evalsha?: unknown }).evalsha === 'function';
+  const nodeRedis = isNodeRedisClient(input);
+  const isClient = nodeRedis || typeof (input as { evalsha?: unknown }).evalsha === 'function';
   // An ioredis client keeps its (defaults-merged) options; options are read as they are.
-  const o = ((isClient ? (input as { options?: unknown }).options : input) ?? {}) as {
+  const o = ((nodeRedis ? nodeRedisAddress(input) : isClient ? (input as { options?: unknown }).options : input) ?? {}) as {
     host?: unknown;
     port?: unknown;
     path?: unknown;
@@ -183,7 +192,11 @@ function shown(input: unknown, address: string): string {
       return address;
     }
   }
-  const o = ((input as { options?: unknown }).options ?? input) as { host?: unknown; port?: unknown; path?: unknown };
+  const o = (isNodeRedisClient(input) ? nodeRedisAddress(input) : ((input as { options?: unknown }).options ?? input)) as {
+    host?: unknown;
+    port?: unknown;
+    path?: unknown;
+  };
   if (typeof o.path === 'string' && o.path !== '') return o.path;
   return `${typeof o.host === 'string' && o.host !== '' ? o.host : 'localhost'}:${typeof o.port === 'number' || typeof o.port === 'string' ? o.port : 6379}`;
 }
@@ -201,7 +214,8 @@ export function checkDistinctNodes(nodes: readonly unknown[]): void {
       typeof input === 'object' &&
       input !== null &&
       !Array.isArray(input) &&
-      typeof (input as { evalsha?: unknown }).evalsha !== 'function'
+      typeof (input as { evalsha?: unknown }).evalsha !== 'function' &&
+      !isNodeRedisClient(input)
     ) {
       checkNodeOptions(input, i);
     }

@@ -1,23 +1,6 @@
 import { guardSocketErrors } from './lock-node.js';
+import type { SubscriberClient } from './node-client.js';
 import { endConnection, type RedisClientLike } from './redis-client.js';
-
-/** The pub/sub part of an ioredis client. Structural, so ioredis 5 and 6 both fit. */
-interface SubscriberClient {
-  readonly status?: string;
-  subscribe(...channels: string[]): Promise<unknown>;
-  unsubscribe(...channels: string[]): Promise<unknown>;
-  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
-  on(event: 'ready' | 'close', listener: () => void): unknown;
-  on(event: 'error', listener: (err: unknown) => void): unknown;
-  removeAllListeners(): unknown;
-  connect(): Promise<void>;
-  quit(): Promise<unknown>;
-  disconnect(): void;
-  once(event: 'end', listener: () => void): unknown;
-  removeListener(event: 'end', listener: () => void): unknown;
-}
-
-type Duplicable = RedisClientLike & { duplicate?(override?: Record<string, unknown>): SubscriberClient };
 
 /** What a node's subscriber reports to the notifier. */
 export interface SubscriberEvents {
@@ -83,12 +66,12 @@ export class NodeSubscriber {
   }
 
   private open(): SubscriberClient | undefined {
-    const source = this.source as Duplicable;
+    const source = this.source;
     // A client without duplicate() cannot give us a subscriber: waiters on it poll.
     if (typeof source.duplicate !== 'function') return undefined;
     let client: SubscriberClient;
     try {
-      client = source.duplicate({ lazyConnect: true, autoResubscribe: false, enableAutoPipelining: false });
+      client = source.duplicate({ lazyConnect: true, autoResubscribe: false, enableAutoPipelining: false }) as SubscriberClient;
     } catch {
       return undefined;
     }

@@ -57,7 +57,7 @@ export interface OperatorContext {
 }
 
 /** KEYS: lock key, fence key. Returns {owner or false, pttl, counter or false}. */
-const INSPECT_SCRIPT = defineScript(
+export const INSPECT_SCRIPT = defineScript(
   'inspect',
   `return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}`,
 );
@@ -67,7 +67,7 @@ const INSPECT_SCRIPT = defineScript(
  * Deletes the lock key whoever holds it, publishes the release (waiters wake), raises the
  * counter. Returns the number of lock keys deleted (0 or 1).
  */
-const FORCE_RELEASE_SCRIPT = defineScript(
+export const FORCE_RELEASE_SCRIPT = defineScript(
   'force-release',
   `local deleted = redis.call('DEL', KEYS[1])
 if deleted > 0 then redis.call('PUBLISH', KEYS[1], '1') end

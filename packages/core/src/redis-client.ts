@@ -1,30 +1,20 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { RedlockArgumentError } from './errors.js';
 import { checkNodeOptions } from './node-input.js';
+import type { NodeClient } from './node-client.js';
+import { isNodeRedisClient, NodeRedisAdapter, type NodeRedisClientLike } from './node-redis-client.js';
 
 /**
- * The part of an ioredis client this library uses. Structural, so ioredis 5 and 6
- * (and wrappers with the same methods) are accepted without type conflicts.
+ * The client interface the engine uses (see node-client.ts): ioredis' shape. Kept under this
+ * name for code written against earlier versions.
  */
-export interface RedisClientLike {
-  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
-  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
-  /** The single-key acquire: `SET key value PX ms NX`. */
-  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<unknown>;
-  pttl(key: string): Promise<number>;
-  info(section: string): Promise<string>;
-  quit(): Promise<unknown>;
-  disconnect(): void;
-  readonly status?: string;
-  readonly options?: Partial<
-    Pick<RedisOptions, 'host' | 'port' | 'path' | 'commandTimeout' | 'enableOfflineQueue' | 'maxRetriesPerRequest'>
-  >;
-  connect?(): Promise<void>;
-  on?(event: string, listener: (...args: unknown[]) => void): unknown;
-}
+export type RedisClientLike = NodeClient;
 
-/** One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client. */
-export type RedisNodeInput = RedisClientLike | string | RedisOptions;
+/**
+ * One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client (ioredis,
+ * node-redis `createClient()`, or an in-memory node's client).
+ */
+export type RedisNodeInput = RedisClientLike | NodeRedisClientLike | string | RedisOptions;
 
 /** Options every client this library creates gets, so a dead node fails fast. */
 export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
@@ -48,6 +38,7 @@ export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
 }
 
 function isClient(value: object): value is RedisClientLike {
+  // ioredis and the in-memory node; a node-redis client has `evalSha`, not `evalsha`.
   return typeof (value as RedisClientLike).evalsha === 'function';
 }
 
@@ -105,10 +96,21 @@ export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: nu
   const given: unknown = input; // JavaScript callers can pass anything
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
     throw new RedlockArgumentError(
-      `nodes[${index}] must be a redis:// URL, ioredis options or an ioredis client, got ${
+      `nodes[${index}] must be a redis:// URL, ioredis options, an ioredis client or a node-redis client, got ${
         given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given
       }.`,
     );
+  }
+  if (isNodeRedisClient(input)) {
+    const client = new NodeRedisAdapter(input);
+    const label = labelOf(client, index);
+    if (client.options.enableOfflineQueue) {
+      warn(
+        `the node-redis client for ${label} has its offline queue enabled: commands to a dead node may queue instead of failing fast. ` +
+          'The lock stays correct (per-node timeouts still apply), but consider createClient({ disableOfflineQueue: true }).',
+      );
+    }
+    return { client, owned: false, label };
   }
   if (isClient(input)) {
     const label = labelOf(input, index);

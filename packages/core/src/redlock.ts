@@ -460,8 +460,12 @@ export class Redlock extends RedlockEmitter {
       this.ops,
     );
     this.active.add(lock);
+    this.onHeld(lock);
     return lock;
   }
+
+  /** @internal Each lock this instance wins, when it wins it (the testing module follows them). */
+  protected onHeld(_lock: Lock): void {}
 
   private async extendLock(lock: Lock, ttlMs: number): Promise<readonly NodeOutcome[]> {
     this.checkValidity(ttlMs);

@@ -1,27 +1,27 @@
-import type { InMemoryLockTable } from './in-memory-lock-table.js';
+import type { InMemoryRedlock } from './in-memory-redlock.js';
 
 /**
- * A lock "someone else" (another instance of the app) holds in the testing table, made by
- * `RedlockTestingService.holdElsewhere`. While it exists, your code's acquisitions of the same
- * resource are contended: `onLocked: 'skip'` skips, `'throw'` rejects with `LockNotAcquiredError`,
- * `wait` waits until {@link release}.
+ * A lock "someone else" (another instance of the app) holds on the testing module's in-memory
+ * nodes, made by `RedlockTestingService.holdElsewhere`. While it exists, your code's acquisitions
+ * of the same resource are contended: `onLocked: 'skip'` skips, `'throw'` rejects with
+ * `LockNotAcquiredError`, `wait` waits until {@link release}.
  */
 export class ForeignHold {
   /** @internal */
   constructor(
-    private readonly table: InMemoryLockTable,
+    private readonly redlock: InMemoryRedlock,
     /** The held resources. */
     readonly resources: readonly string[],
     private readonly owner: string,
   ) {}
 
-  /** Whether the hold is still in the table (not released, not expired). */
+  /** Whether the hold is still on a majority of the nodes (not released, not expired). */
   get held(): boolean {
-    return this.resources.every((r) => this.table.owner(r) === this.owner);
+    return this.redlock.heldAs(this.resources, this.owner);
   }
 
-  /** Lets go, waking your code's waiting acquisitions. Idempotent. */
+  /** Lets go, waking your code's waiting acquisitions (a release notice, as a real release sends). Idempotent. */
   release(): void {
-    this.table.release(this.resources, this.owner);
+    this.redlock.releaseAs(this.resources, this.owner);
   }
 }

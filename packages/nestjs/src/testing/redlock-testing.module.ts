@@ -9,7 +9,7 @@ import { REDLOCK_TESTING_OPTIONS, type RedlockTestingOptions } from './redlock-t
 import { RedlockTestingService } from './redlock-testing.service.js';
 
 /**
- * FOR TESTS ONLY: a global stand-in for `RedlockModule` that locks an in-process table, so your
+ * FOR TESTS ONLY: a global stand-in for `RedlockModule` that locks in-memory Redis nodes (the core Redlock over them), so your
  * services' unit tests need no Redis. Provides {@link RedlockTestingService} (the helpers) and the
  * same instance as `RedlockService`. Import it from `@redlock-nest/nestjs/testing`.
  *
@@ -19,7 +19,7 @@ import { RedlockTestingService } from './redlock-testing.service.js';
  *   imports: [RedlockTestingModule.forRoot({ ttl: 5_000 })],
  *   providers: [OrdersService],
  * }).compile();
- * await moduleRef.init(); // binds @WithLock methods to this module's table
+ * await moduleRef.init(); // binds @WithLock methods to this module's nodes
  * ```
  */
 @Module({})

@@ -17,10 +17,15 @@ export interface RedlockTestingOptions {
    * unnamed one). A named stand-in exports only its instance's token (`@InjectRedlock(name)`).
    */
   readonly name?: string;
+  /**
+   * How many in-memory lock nodes the core Redlock runs over (default 3: a quorum of 2, so one
+   * node can be stopped, slowed or restarted through `RedlockTestingService.nodes`).
+   */
+  readonly nodes?: number;
 }
 
 /** Injection token of the testing options. */
 export const REDLOCK_TESTING_OPTIONS = Symbol('redlock-nest:testing-options');
 
 /** The single source of the testing module's own defaults. */
-export const DEFAULT_REDLOCK_TESTING_OPTIONS = Object.freeze({ defaultWaitMs: 0 });
+export const DEFAULT_REDLOCK_TESTING_OPTIONS = Object.freeze({ defaultWaitMs: 0, nodes: 3 });

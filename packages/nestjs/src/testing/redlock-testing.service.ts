@@ -1,5 +1,12 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { checkTimeoutMs, checkTtl, type Lock, type LockLostReason } from '@redlock-nest/core';
+import {
+  checkTimeoutMs,
+  checkTtl,
+  RedlockArgumentError,
+  type InMemoryRedisServer,
+  type Lock,
+  type LockLostReason,
+} from '@redlock-nest/core';
 import { LockServiceBase } from '../lock-service.base.js';
 import { checkLockedStatus, DEFAULT_REDLOCK_MODULE_OPTIONS, type ResolvedRedlockModuleOptions } from '../redlock-options.js';
 import { ForeignHold } from './foreign-hold.js';
@@ -11,8 +18,8 @@ let foreignHolds = 0;
 
 /**
  * FOR TESTS ONLY. Replaces `RedlockService` in a testing module: `@WithLock` methods,
- * `@LockRoute` handlers and code injecting `RedlockService` lock an in-process table instead of
- * Redis, with the real module's semantics (reentrancy, `onLocked`, `wait`, `currentLock()`,
+ * `@LockRoute` handlers and code injecting `RedlockService` lock in-memory Redis nodes instead
+ * of Redis, with the real module's semantics (reentrancy, `onLocked`, `wait`, `currentLock()`,
  * fencing tokens, lost-lock signal). Helpers simulate other instances holding a lock, a lost lock
  * and a Redis outage, so each branch of your code can be tested without Redis or timing.
  *
@@ -43,8 +50,17 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
     if (options.ttl !== undefined) checkTtl(options.ttl, 'RedlockTestingModule options.ttl');
     if (options.lockedStatus !== undefined) checkLockedStatus(options.lockedStatus, 'RedlockTestingModule options.lockedStatus');
     if (options.defaultWaitMs !== undefined) checkTimeoutMs(options.defaultWaitMs, 'RedlockTestingModule options.defaultWaitMs');
+    const nodes: unknown = options.nodes;
+    if (nodes !== undefined && (typeof nodes !== 'number' || !Number.isInteger(nodes) || nodes < 1 || nodes > 15)) {
+      throw new RedlockArgumentError(
+        `RedlockTestingModule options.nodes must be a whole number of in-memory nodes from 1 to 15, got ${JSON.stringify(nodes)}. Leave it out for 3.`,
+      );
+    }
     const d = DEFAULT_REDLOCK_MODULE_OPTIONS;
-    this.redlock = new InMemoryRedlock(options.defaultWaitMs ?? DEFAULT_REDLOCK_TESTING_OPTIONS.defaultWaitMs);
+    this.redlock = new InMemoryRedlock(
+      options.defaultWaitMs ?? DEFAULT_REDLOCK_TESTING_OPTIONS.defaultWaitMs,
+      options.nodes ?? DEFAULT_REDLOCK_TESTING_OPTIONS.nodes,
+    );
     this.options = {
       nodes: [],
       core: {},
@@ -69,9 +85,10 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
   holdElsewhere(resource: string | readonly string[], ttlMs = 60_000): ForeignHold {
     const resources = typeof resource === 'string' ? [resource] : [...resource];
     const owner = `elsewhere#${++foreignHolds}`;
-    const taken = this.redlock.table.take(resources, owner, ttlMs);
-    if (!taken.ok) throw new Error(`holdElsewhere(${JSON.stringify(resources)}): already held; release the other hold first.`);
-    return new ForeignHold(this.redlock.table, resources, owner);
+    if (!this.redlock.holdAs(resources, owner, ttlMs)) {
+      throw new Error(`holdElsewhere(${JSON.stringify(resources)}): already held; release the other hold first.`);
+    }
+    return new ForeignHold(this.redlock, resources, owner);
   }
 
   /**
@@ -104,7 +121,7 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
       const lock = this.redlock.heldLock(resource);
       if (lock) return lock;
       signal?.throwIfAborted();
-      await this.redlock.table.changed(signal);
+      await this.redlock.nextHeld(signal);
     }
   }
 
@@ -116,11 +133,11 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
    * ```
    */
   isLocked(resource: string): boolean {
-    return this.redlock.table.owner(resource) !== undefined;
+    return this.redlock.isHeld(resource);
   }
 
   /**
-   * Simulates Redis being unreachable: acquisitions reject with `QuorumUnavailableError`
+   * Simulates Redis being unreachable (every node down): acquisitions reject with `QuorumUnavailableError`
    * (a `@LockRoute` answers 503) until called again with `false`.
    * @example
    * ```ts
@@ -132,10 +149,26 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
     this.redlock.unavailable = unavailable;
   }
 
-  /** Forgets every entry, foreign hold and fencing counter, and ends a simulated outage. */
+  /**
+   * The in-memory lock nodes (3 unless `nodes` says otherwise), to simulate one node's faults:
+   * `stop()` (down: connections refused) and `start()`, `slow(ms)` (replies delayed),
+   * `restart()` (back empty with a new run id: the restart rule keeps it out of quorums for
+   * the largest TTL in use).
+   * @example
+   * ```ts
+   * locks.nodes[0]!.stop();                      // one node down: locks still take 2 of 3
+   * expect(await orders.pay('1')).toBe(1n);
+   * locks.nodes[1]!.stop();                      // a majority down
+   * await expect(orders.pay('2')).rejects.toBeInstanceOf(QuorumUnavailableError);
+   * ```
+   */
+  get nodes(): readonly InMemoryRedisServer[] {
+    return this.redlock.servers;
+  }
+
+  /** Forgets every lock, foreign hold and fencing counter, and ends simulated faults (nodes down or slow). */
   reset(): void {
-    this.redlock.unavailable = false;
-    this.redlock.table.clear();
+    this.redlock.reset();
   }
 
   /** Releases what is still held. */
