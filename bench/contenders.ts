@@ -1,7 +1,9 @@
 /**
- * Every library under test behind one small interface, each at its documented defaults
- * (clients created as their READMEs show) except for a retry budget large enough that a
- * waiter under contention never gives up: the benchmark measures hand-offs, not timeouts.
+ * Every library under test behind one small interface, clients created as their READMEs
+ * show, with a retry budget large enough that a waiter under contention never gives up: the
+ * benchmark measures hand-offs, not timeouts. Two profiles: `defaults` (each library's
+ * documented retry timing) and `tuned` (every library that allows it retries every
+ * 10 ms ± 5 ms, which is what users do when 200 ms hand-offs hurt).
  */
 import { Redis } from 'ioredis';
 import { Redlock as OurRedlock } from '@redlock-nest/core';
@@ -23,7 +25,14 @@ export type ContenderName =
   | '@sesamecare-oss/redlock'
   | 'redis-semaphore'
   | 'redlock-universal'
-  | 'raw ioredis floor';
+  | 'raw ioredis floor'
+  | 'raw floor, polling';
+
+/** Retry timing: each library's defaults, or every library tuned to retry every 10 ms ± 5 ms. */
+export type Profile = 'defaults' | 'tuned';
+
+/** The tuned profile's retry: 10 ms ± 5 ms. */
+export const TUNED = { delayMs: 10, jitterMs: 5 } as const;
 
 /** Libraries we are compared against. */
 export const PEERS: readonly ContenderName[] = ['redlock 5 beta', '@sesamecare-oss/redlock', 'redis-semaphore', 'redlock-universal'];
@@ -41,8 +50,10 @@ class PollingRedlock extends OurRedlock {
   }
 }
 
-function ours(name: ContenderName, urls: readonly string[], polling: boolean, restartRule = true): Contender {
-  const options = { retry: { retries: Infinity }, ...(restartRule ? {} : { restartRule: false as const }) };
+function ours(name: ContenderName, urls: readonly string[], polling: boolean, profile: Profile, restartRule = true): Contender {
+  // Our delay is `delayMs + random × jitterMs`: 5 + [0, 10) is 10 ms ± 5 ms.
+  const timing = profile === 'tuned' ? { delayMs: TUNED.delayMs - TUNED.jitterMs, jitterMs: 2 * TUNED.jitterMs } : {};
+  const options = { retry: { retries: Infinity, ...timing }, ...(restartRule ? {} : { restartRule: false as const }) };
   const redlock = polling ? new PollingRedlock([...urls], options) : new OurRedlock([...urls], options);
   return {
     name,
@@ -86,13 +97,15 @@ function nodeRedlockStyle(name: ContenderName, clients: Redis[], redlock: NodeRe
   };
 }
 
-function semaphore(urls: readonly string[]): Contender {
+function semaphore(urls: readonly string[], profile: Profile): Contender {
   const clients = plainClients(urls);
   return {
     name: 'redis-semaphore',
     async acquire(resource, ttlMs) {
       // refreshInterval 0: no background refresh timer, like the other peers' plain acquire.
-      const mutex = new RedlockMutex(clients, resource, { lockTimeout: ttlMs, acquireTimeout: 600_000, refreshInterval: 0 });
+      // Its retry has no jitter; its default interval is already 10 ms.
+      const retry = profile === 'tuned' ? { retryInterval: TUNED.delayMs } : {};
+      const mutex = new RedlockMutex(clients, resource, { lockTimeout: ttlMs, acquireTimeout: 600_000, refreshInterval: 0, ...retry });
       await mutex.acquire();
       return {
         release: () => mutex.release(),
@@ -104,7 +117,7 @@ function semaphore(urls: readonly string[]): Contender {
   };
 }
 
-function universal(urls: readonly string[]): Contender {
+function universal(urls: readonly string[], profile: Profile): Contender {
   const clients = plainClients(urls);
   const adapters = clients.map((c) => new IoredisAdapter(c));
   const locks = new Map<string, UniversalLock>();
@@ -113,7 +126,9 @@ function universal(urls: readonly string[]): Contender {
     async acquire(resource, ttlMs) {
       let lock = locks.get(resource);
       if (!lock) {
-        lock = createRedlock({ adapters, key: resource, ttl: ttlMs, retryAttempts: 1_000_000 });
+        // Its retry has no jitter (an integer delay, 200 ms by default).
+        const retry = profile === 'tuned' ? { retryDelay: TUNED.delayMs } : {};
+        lock = createRedlock({ adapters, key: resource, ttl: ttlMs, retryAttempts: 1_000_000, ...retry });
         locks.set(resource, lock);
       }
       const handle: LockHandle = await lock.acquire();
@@ -127,31 +142,39 @@ function universal(urls: readonly string[]): Contender {
 type SesameCtor = new (clients: Iterable<Redis>, settings?: Record<string, unknown>) => NodeRedlockLike;
 
 /** Creates one contender on `urls`. */
-export async function createContender(name: ContenderName, urls: readonly string[]): Promise<Contender> {
+export async function createContender(name: ContenderName, urls: readonly string[], profile: Profile = 'defaults'): Promise<Contender> {
+  // node-redlock's delay is `retryDelay ± retryJitter` (defaults 200 ± 100).
+  const nodeRedlockSettings = {
+    retryCount: 1_000_000,
+    ...(profile === 'tuned' ? { retryDelay: TUNED.delayMs, retryJitter: TUNED.jitterMs } : {}),
+  };
   switch (name) {
     case 'redlock-nest':
-      return ours(name, urls, false);
+      return ours(name, urls, false, profile);
     case 'redlock-nest (polling)':
-      return ours(name, urls, true);
+      return ours(name, urls, true, profile);
     case 'redlock-nest (no restart rule)':
       // What the restart rule costs in the steady state (one INFO per connect, one `.then` per reply).
-      return ours(name, urls, false, false);
+      return ours(name, urls, false, profile, false);
     case 'redlock 5 beta': {
       const clients = plainClients(urls);
-      return nodeRedlockStyle(name, clients, new (NodeRedlock as SesameCtor)(clients, { retryCount: 1_000_000 }));
+      return nodeRedlockStyle(name, clients, new (NodeRedlock as SesameCtor)(clients, nodeRedlockSettings));
     }
     case '@sesamecare-oss/redlock': {
       const clients = plainClients(urls);
       // A CommonJS package: its named export may sit on the default export under ESM.
       const mod = sesameModule as unknown as { Redlock?: SesameCtor; default?: { Redlock: SesameCtor } };
       const Ctor = (mod.Redlock ?? mod.default?.Redlock)!;
-      return nodeRedlockStyle(name, clients, new Ctor(clients, { retryCount: 1_000_000 }));
+      return nodeRedlockStyle(name, clients, new Ctor(clients, nodeRedlockSettings));
     }
     case 'redis-semaphore':
-      return semaphore(urls);
+      return semaphore(urls, profile);
     case 'redlock-universal':
-      return universal(urls);
+      return universal(urls, profile);
     case 'raw ioredis floor':
       return RawFloor.create(urls);
+    case 'raw floor, polling':
+      // The least a correct client can do under contention: poll every 10 ms ± 5 ms whatever the profile.
+      return RawFloor.create(urls, TUNED);
   }
 }

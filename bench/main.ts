@@ -6,11 +6,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { createContender, PEERS, type Contender, type ContenderName } from './contenders.js';
+import { createContender, PEERS, TUNED, type Contender, type ContenderName, type Profile } from './contenders.js';
 import { BenchNodes } from './nodes.js';
 import { median, rotate } from './stats.js';
 import { printTable, ratio } from './table.js';
-import { inProcess, multiProcess, type ContentionRun } from './workloads/contention.js';
+import { contend, type ContentionRun, type Shape } from './workloads/contention.js';
 import { heap } from './workloads/heap.js';
 import { NEST_VARIANTS, nestRound, startNest, stopNest, type NestVariant } from './workloads/nest.js';
 import { extend, latency, throughput, type LatencyResult } from './workloads/uncontended.js';
@@ -22,11 +22,14 @@ const only = process.argv
   .split(',');
 const cfg = quick
   ? { rounds: 2, latencyOps: 300, tpMs: 600, extendOps: 200, contRounds: 1, contMs: 1_500, nestOps: 300, heapCycles: 50_000 }
-  : { rounds: 5, latencyOps: 2_000, tpMs: 2_000, extendOps: 1_000, contRounds: 3, contMs: 3_500, nestOps: 2_000, heapCycles: 1_000_000 };
+  : { rounds: 5, latencyOps: 2_000, tpMs: 2_000, extendOps: 1_000, contRounds: 2, contMs: 3_000, nestOps: 2_000, heapCycles: 1_000_000 };
 const want = (section: string): boolean => !only || only.includes(section);
+/** `--shape=4x4`, `--profile=tuned`, `--libs=redlock-nest|redis-semaphore`: a narrower contention run, while tuning. */
+const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 
 const OURS: ContenderName = 'redlock-nest';
 const FLOOR: ContenderName = 'raw ioredis floor';
+const FLOOR_POLLING: ContenderName = 'raw floor, polling';
 const results: Record<string, unknown> = { quick, cpus: cpus().length, node: process.version, startedAt: new Date().toISOString() };
 
 function log(message: string): void {
@@ -79,48 +82,69 @@ async function uncontended(nodes: BenchNodes): Promise<void> {
   results.uncontended = rows;
 }
 
-async function contention(nodes: BenchNodes, mode: 'in-process' | 'multi-process', holdMs = 1, rounds = cfg.contRounds): Promise<void> {
-  const names: ContenderName[] = [OURS, 'redlock-nest (polling)', ...PEERS];
-  const runs = new Map<ContenderName, ContentionRun[]>();
-  for (let round = 0; round < rounds; round++) {
-    for (const name of rotate(names, round)) {
-      log(`contention ${mode} (hold ${holdMs} ms) round ${round + 1}/${rounds}: ${name}`);
-      const key = `cont:${mode}:${holdMs}:${round}:${name}`;
+/** Contention shapes run every time: one process × 16 workers, 4 × 4 and 8 × 2 (a multi-instance deployment). */
+const SHAPES: readonly Shape[] = [
+  { processes: 1, workers: 16, holdMs: 1, pauseMs: 3 },
+  { processes: 4, workers: 4, holdMs: 1, pauseMs: 3 },
+  { processes: 8, workers: 2, holdMs: 1, pauseMs: 3 },
+];
+const PROFILES: readonly Profile[] = (['defaults', 'tuned'] as const).filter((p) => (arg('profile') ?? p) === p);
+const CONTENDERS: readonly ContenderName[] = ([OURS, 'redlock-nest (polling)', ...PEERS, FLOOR_POLLING] as const).filter(
+  (n) => arg('libs')?.split('|').includes(n) ?? true,
+);
+
+async function contention(nodes: BenchNodes, shape: Shape): Promise<void> {
+  const label = `${shape.processes} process${shape.processes > 1 ? 'es' : ''} × ${shape.workers} workers`;
+  // Every (library, profile) pair of a round runs back to back, in an order that rotates.
+  const pairs = PROFILES.flatMap((profile) => CONTENDERS.map((name) => ({ name, profile })));
+  const runs = new Map<string, ContentionRun[]>();
+  const id = (name: ContenderName, profile: Profile): string => `${profile}:${name}`;
+  for (let round = 0; round < cfg.contRounds; round++) {
+    for (const { name, profile } of rotate(pairs, round)) {
+      log(`contention ${label}, ${profile} round ${round + 1}/${cfg.contRounds}: ${name}`);
+      const key = `cont:${shape.processes}x${shape.workers}:${profile}:${round}:${name}`;
       try {
-        const run =
-          mode === 'in-process'
-            ? await inProcess(name, nodes, 4, cfg.contMs, key, holdMs)
-            : await multiProcess(name, nodes, 4, cfg.contMs, key, holdMs);
-        runs.set(name, [...(runs.get(name) ?? []), run]);
+        const run = await contend(name, profile, nodes, shape, cfg.contMs, key);
+        runs.set(id(name, profile), [...(runs.get(id(name, profile)) ?? []), run]);
       } catch (err) {
         log(`  ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
   }
-  const bestPeerGap = Math.min(...PEERS.filter((p) => runs.has(p)).map((p) => median(runs.get(p)!.map((r) => r.meanGapMs))));
-  const peerCmds = PEERS.filter((p) => runs.has(p)).map((p) => median(runs.get(p)!.map((r) => r.commandsPerSection)));
-  const rows = names
-    .filter((n) => runs.has(n))
-    .map((name) => {
-      const r = runs.get(name)!;
-      const gap = median(r.map((x) => x.meanGapMs));
+  for (const profile of PROFILES) {
+    const of = (name: ContenderName): ContentionRun[] | undefined => runs.get(id(name, profile));
+    const med = (name: ContenderName, pick: (r: ContentionRun) => number): number => median(of(name)?.map(pick) ?? []);
+    const peers = PEERS.filter((p) => of(p));
+    const bestPeerGap = Math.min(...peers.map((p) => med(p, (r) => r.meanGapMs)));
+    const fewestPeerCmds = Math.min(...peers.map((p) => med(p, (r) => r.commandsPerSection)));
+    const floorRate = med(FLOOR_POLLING, (r) => r.sectionsPerSec);
+    const rows = CONTENDERS.filter((n) => of(n)).map((name) => {
+      const gap = med(name, (r) => r.meanGapMs);
+      const cmds = med(name, (r) => r.commandsPerSection);
       return {
         library: name,
-        'sections/s': median(r.map((x) => x.sectionsPerSec)),
+        'sections/s': med(name, (r) => r.sectionsPerSec),
+        'vs polling floor': ratio(
+          med(name, (r) => r.sectionsPerSec),
+          floorRate,
+        ),
         'mean gap ms': gap,
-        'p99 gap ms': median(r.map((x) => x.p99GapMs)),
+        'p99 gap ms': med(name, (r) => r.p99GapMs),
         'gap vs best peer': ratio(gap, bestPeerGap),
-        'cmds/section': median(r.map((x) => x.commandsPerSection)),
-        'cmds vs fewest peer': ratio(median(r.map((x) => x.commandsPerSection)), Math.min(...peerCmds)),
-        fairness: median(r.map((x) => x.fairness)),
-        overlaps: r.reduce((sum, x) => sum + x.overlaps, 0),
+        'cmds/section': cmds,
+        'cmds vs fewest peer': ratio(cmds, fewestPeerCmds),
+        fairness: med(name, (r) => r.fairness),
+        overlaps: of(name)!.reduce((sum, x) => sum + x.overlaps, 0),
+        'gave up': of(name)!.reduce((sum, x) => sum + x.failures, 0),
       };
     });
-  printTable(
-    `Contention, ${mode}: 4 workers, one key, ${holdMs} ms critical section, forced hand-offs, library default retry timing`,
-    rows,
-  );
-  results[`contention ${mode} hold ${holdMs} ms`] = rows;
+    printTable(
+      `Contention, ${label}, one key, ${shape.holdMs} ms section, ${shape.pauseMs} ms pause after release; ${profile} retry timing` +
+        (profile === 'tuned' ? ` (${TUNED.delayMs} ms ± ${TUNED.jitterMs} ms wherever the library allows)` : ''),
+      rows,
+    );
+    results[`contention ${label} ${profile}`] = rows;
+  }
 }
 
 async function nest(nodes: BenchNodes): Promise<void> {
@@ -184,10 +208,8 @@ const started = performance.now();
 try {
   console.log(`redlock-nest benchmark${quick ? ' (quick)' : ''}: 5 local redis-servers, ${cpus().length} CPUs, Node ${process.version}\n`);
   if (want('uncontended')) await uncontended(nodes);
-  if (want('contention')) await contention(nodes, 'in-process');
-  if (want('contention')) await contention(nodes, 'multi-process');
-  // A longer critical section (a typical database transaction): what polling costs in commands.
-  if (want('contention')) await contention(nodes, 'multi-process', 20, Math.max(1, cfg.contRounds - 1));
+  const shapes = SHAPES.filter((s) => (arg('shape') ?? `${s.processes}x${s.workers}`) === `${s.processes}x${s.workers}`);
+  if (want('contention')) for (const shape of shapes) await contention(nodes, shape);
   if (want('nest')) await nest(nodes);
   if (want('heap')) await heapRun(nodes);
 } finally {

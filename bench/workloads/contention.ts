@@ -1,18 +1,28 @@
 /**
- * Contention on one key with forced hand-offs: a worker that released does not try again
- * until another worker acquired, so every gap measured is a real hand-off to a waiter.
- * In one process (W workers sharing one library instance) or across processes (one
- * worker per child, hand-offs coordinated by the parent over IPC, off the lock's path).
+ * Contention on one key: P processes (forked from `contention-worker.ts`) × W workers each,
+ * one library instance per process, the shape of a multi-instance deployment (P = 1 is
+ * the in-process case). Each worker loops: acquire, a ~1 ms asynchronous critical section,
+ * release, then a pause before competing again. The pause (longer than a hand-off) keeps
+ * the releaser out of the next race, so each gap is a hand-off to a worker that was already
+ * waiting, without any coordination on the lock's path. Sections are sent to the parent
+ * after the run, so no IPC runs while the lock is contended.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { ContenderName } from '../contenders.js';
-import { createContender } from '../contenders.js';
+import type { ContenderName, Profile } from '../contenders.js';
 import { summarize, type ContentionResult, type Section } from '../handoff-log.js';
 import type { BenchNodes } from '../nodes.js';
 import { nowMs } from '../stats.js';
 
-const TTL = 10_000;
+/** The shape of one contention run. */
+export interface Shape {
+  readonly processes: number;
+  readonly workers: number;
+  /** Length of the critical section (ms). */
+  readonly holdMs: number;
+  /** A worker's pause after its release before it competes again (ms). */
+  readonly pauseMs: number;
+}
 
 /**
  * The work done under the lock: about 1 ms, asynchronous. With an empty, synchronous one the
@@ -26,113 +36,74 @@ export function criticalSection(holdMs = 1): Promise<void> {
 export interface ContentionRun extends ContentionResult {
   /** Redis commands (all nodes, including those scripts run) per critical section. */
   readonly commandsPerSection: number;
+  /** Acquisitions that gave up (a library's own acquire timeout). */
+  readonly failures: number;
 }
 
-export async function inProcess(
-  name: ContenderName,
-  nodes: BenchNodes,
-  workers: number,
-  durationMs: number,
-  key: string,
-  holdMs = 1,
-): Promise<ContentionRun> {
-  const c = await createContender(name, nodes.urls);
-  try {
-    await (await c.acquire(key, TTL)).release(); // connect and load scripts outside the measurement
-    await nodes.resetStats();
-    const sections: Section[] = [];
-    let turn = 0; // count of acquisitions so far
-    let nudge: Array<() => void> = [];
-    const end = performance.now() + durationMs;
-    const start = nowMs();
-    await Promise.all(
-      Array.from({ length: workers }, async (_, w) => {
-        while (performance.now() < end) {
-          const held = await c.acquire(key, TTL);
-          const acquiredAt = nowMs();
-          const mine = ++turn;
-          const wake = nudge;
-          nudge = [];
-          for (const resolve of wake) resolve();
-          await criticalSection(holdMs);
-          const releasedAt = nowMs();
-          await held.release();
-          sections.push({ worker: w, acquiredAt, releasedAt });
-          // Forced hand-off: wait until someone else acquired after us.
-          while (turn === mine && performance.now() < end) await new Promise<void>((resolve) => nudge.push(resolve));
-        }
-        for (const resolve of nudge.splice(0)) resolve();
-      }),
-    );
-    const elapsed = nowMs() - start;
-    const commands = await nodes.commands();
-    const result = summarize(sections, workers, elapsed);
-    return { ...result, commandsPerSection: commands / Math.max(1, result.sections) };
-  } finally {
-    await c.close();
-  }
+/** What a child is started with (one JSON argument). */
+export interface ChildArgs {
+  readonly name: ContenderName;
+  readonly profile: Profile;
+  readonly key: string;
+  readonly urls: readonly string[];
+  readonly shape: Shape;
 }
 
 /** Messages between the parent and a contention child. */
-export type ToChild = { type: 'go'; until: number } | { type: 'turn' } | { type: 'stop' };
+export type ToChild = { type: 'go'; until: number };
 export type FromChild =
-  { type: 'ready' } | { type: 'acquired'; at: number } | { type: 'released'; acquiredAt: number; releasedAt: number } | { type: 'done' };
+  { type: 'ready' } | { type: 'done'; sections: Array<Omit<Section, 'worker'> & { worker: number }>; failures: number };
 
 const WORKER = fileURLToPath(new URL('../contention-worker.js', import.meta.url));
 
-export async function multiProcess(
+export async function contend(
   name: ContenderName,
+  profile: Profile,
   nodes: BenchNodes,
-  processes: number,
+  shape: Shape,
   durationMs: number,
   key: string,
-  holdMs = 1,
 ): Promise<ContentionRun> {
-  const children = Array.from({ length: processes }, () =>
-    fork(WORKER, [name, key, JSON.stringify(nodes.urls), String(holdMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  const args: ChildArgs = { name, profile, key, urls: nodes.urls, shape };
+  const children = Array.from({ length: shape.processes }, () =>
+    fork(WORKER, [JSON.stringify(args)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
   const sections: Section[] = [];
-  let holder = -1;
+  let failures = 0;
   try {
     await Promise.all(
       children.map(
         (child) =>
           new Promise<void>((resolve, reject) => {
             child.once('error', reject);
+            child.once('exit', (code) => reject(new Error(`a ${name} child exited with ${code} before it was ready`)));
             child.on('message', (m: FromChild) => m.type === 'ready' && resolve());
           }),
       ),
     );
     await nodes.resetStats();
     const finished = children.map(
-      (child, i) =>
+      (child, p) =>
         new Promise<void>((resolve) => {
           child.on('message', (m: FromChild) => {
-            if (m.type === 'acquired') {
-              // Someone else acquired: the previous holder may compete again.
-              if (holder >= 0 && holder !== i) children[holder]!.send({ type: 'turn' } satisfies ToChild);
-              holder = i;
-            } else if (m.type === 'released') {
-              sections.push({ worker: i, acquiredAt: m.acquiredAt, releasedAt: m.releasedAt });
-            } else if (m.type === 'done') {
-              resolve();
-            }
+            if (m.type !== 'done') return;
+            for (const s of m.sections) sections.push({ ...s, worker: p * shape.workers + s.worker });
+            failures += m.failures;
+            resolve();
           });
         }),
     );
     const start = nowMs();
     for (const child of children) child.send({ type: 'go', until: start + durationMs } satisfies ToChild);
-    await new Promise((resolve) => setTimeout(resolve, durationMs));
-    for (const child of children) child.send({ type: 'stop' } satisfies ToChild);
     await Promise.all(finished);
-    const elapsed = Math.max(...sections.map((s) => s.releasedAt), start + 1) - start;
+    const elapsed = durationMs; // children report the sections released before the deadline
     const commands = await nodes.commands();
-    const result = summarize(sections, processes, elapsed);
-    return { ...result, commandsPerSection: commands / Math.max(1, result.sections) };
+    const result = summarize(sections, shape.processes * shape.workers, elapsed);
+    return { ...result, commandsPerSection: commands / Math.max(1, result.sections), failures };
   } finally {
     await Promise.all(
       children.map((child) =>
-        child.exitCode !== null
+        child.exitCode !== null || child.signalCode !== null
           ? Promise.resolve()
           : new Promise<void>((resolve) => {
               const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);

@@ -1,3 +1,4 @@
+import { stoppedAtArbiter } from './arbiter-round.js';
 import type { NodeOutcome } from './node-outcome.js';
 import type { RoundResult } from './round.js';
 
@@ -29,6 +30,8 @@ export function classifyRound(round: RoundResult<unknown>, quorum: number): Atte
   // held ones in order of expiry. A stale key on one node does not stretch the estimate.
   heldTtls.sort((a, b) => a - b);
   const stillNeeded = quorum - round.ok;
-  const retryAfterMs = stillNeeded >= 1 && stillNeeded <= heldTtls.length ? heldTtls[stillNeeded - 1] : undefined;
+  // A round lost at its arbiter asked no other node: the arbiter's key outlives the holder's quorum.
+  const retryAfterMs =
+    stillNeeded >= 1 && stillNeeded <= heldTtls.length ? heldTtls[stillNeeded - 1] : stoppedAtArbiter(round) ? heldTtls[0] : undefined;
   return { kind: 'held', nodes: round.outcomes, retryAfterMs };
 }

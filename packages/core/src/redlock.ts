@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LockNotAcquiredError, QuorumUnavailableError, RedlockArgumentError, RedlockClosedError } from './errors.js';
+import { acquireRound, contentionHints, stoppedAtArbiter } from './arbiter-round.js';
 import { classifyRound, type AttemptFailure } from './attempt-failure.js';
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
@@ -60,6 +61,7 @@ export class Redlock extends RedlockEmitter {
   private readonly active = new Set<Lock>();
   /** Attempts under way: close() lets them finish, so a lock they win is released, not leaked. */
   private readonly attempting = new Set<Promise<unknown>>();
+  private readonly contention = contentionHints(() => ({ restarts: this.restarts, notices: this.releaseNotices }));
   private readonly ops: LockOperations;
   private readonly independence: IndependenceWatch;
   private closing: Promise<void> | undefined;
@@ -174,7 +176,7 @@ export class Redlock extends RedlockEmitter {
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       this.assertOpen();
-      const pending = this.attempt(resources, keys, fenceKeys, token, ttlMs);
+      const pending = this.attempt(resources, keys, fenceKeys, token, ttlMs, attempt > 1 || this.releaseNotices.contended(keys[0]!));
       this.attempting.add(pending);
       const result = await pending.finally(() => this.attempting.delete(pending));
       if (result instanceof Lock) {
@@ -420,17 +422,21 @@ export class Redlock extends RedlockEmitter {
     fenceKeys: readonly string[] | undefined,
     token: string,
     ttlMs: number,
+    contended: boolean,
   ): Promise<Lock | AttemptFailure> {
     const start = performance.now();
     const timeoutMs = this.nodeTimeout(ttlMs);
     const sendKeys = fenceKeys ? [...keys, ...fenceKeys] : keys;
     const catchUp = fenceKeys ? new FenceCatchUp(this.nodes, fenceKeys) : undefined;
     this.restarts?.noteTtl(ttlMs);
-    const round = await runRound(
+    // Under contention one node decides first, against split votes (see arbitratedRound).
+    const round = await acquireRound(
       this.nodes,
       (node) => this.counted(node, acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
       parseAcquireReply,
       { quorum: this.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
+      contended ? keys[0] : undefined,
+      this.contention,
     );
     let failure: AttemptFailure | undefined;
     let fencingTokens: ReadonlyMap<string, bigint> | undefined;
@@ -452,7 +458,7 @@ export class Redlock extends RedlockEmitter {
       };
     }
     if (failure) {
-      releasePartialHolds(this.nodes, round.outcomes, keys, token);
+      if (!stoppedAtArbiter(round)) releasePartialHolds(this.nodes, round.outcomes, keys, token);
       return failure;
     }
     const lock = new Lock(

@@ -71,6 +71,8 @@ interface Channel {
   ownReleaseAt: number;
   /** When the queue last became empty. */
   idleSince: number;
+  /** The node retries of this key try first (see arbitratedRound), or -1: its notice alone wakes. */
+  arbiter: number;
 }
 
 /**
@@ -244,6 +246,21 @@ export class ReleaseNotifier {
     }
   }
 
+  /** Whether `key` saw waiters lately (its channel is subscribed or lingering): it is contended. */
+  contended(key: string): boolean {
+    return this.channels.has(key);
+  }
+
+  /**
+   * Tells which node the retries of `key` ask first. Its notice then wakes a waiter at once:
+   * waiting for a quorum of notices could wake it before that node applied the release
+   * (the attempt then loses there and sleeps through the rest of the release's notices).
+   */
+  preferNode(key: string, node: number): void {
+    const c = this.channels.get(key);
+    if (c) c.arbiter = node;
+  }
+
   /** Wakes every waiter, clears timers and closes the subscriber connections. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -282,6 +299,7 @@ export class ReleaseNotifier {
       pendingOwn: false,
       ownReleaseAt: -Infinity,
       idleSince: performance.now(),
+      arbiter: -1,
     };
     this.channels.set(name, c);
     for (const s of this.subscribers) s.want(name);
@@ -346,7 +364,7 @@ export class ReleaseNotifier {
     // Wake once the release is confirmed by as many nodes of a quorum as we can hear from:
     // the first notice alone can precede the release on the other nodes, and an attempt
     // woken that early fails and then sleeps through the rest of this release's notices.
-    if (c.genWoken || c.seenCount < Math.max(1, this.quorum - (c.acked.length - c.ackCount))) return;
+    if (c.genWoken || (node !== c.arbiter && c.seenCount < Math.max(1, this.quorum - (c.acked.length - c.ackCount)))) return;
     c.genWoken = true;
     const head = c.queue[0];
     // One local waiter per release: the others of this process would only lose to it (or
