@@ -27,6 +27,19 @@ export interface AcquireOptions {
   readonly timeoutMs?: number;
   /** Obtain a fencing token (`lock.fencingToken`). Costs at most one extra round trip. */
   readonly fencing?: boolean;
+  /**
+   * A read-write lock instead of a plain one: `'read'` is shared with other readers, `'write'`
+   * excludes readers and writers, and a waiting writer keeps new readers out. A plain lock on
+   * the same resource excludes both (it is a write lock without writer preference). A read
+   * lock's `fencingToken` (with `fencing: true`) is the last write lock's token. See docs/primitives.md.
+   */
+  readonly mode?: 'read' | 'write';
+  /**
+   * A semaphore permit instead of a lock: at most `permits` holders of the resource at once
+   * (a whole number from 1 to 1024; holders of one semaphore should agree on it). Separate
+   * from locks of the same name. See docs/primitives.md.
+   */
+  readonly permits?: number;
 }
 
 /** Options of `using()`: an acquisition plus the watchdog that keeps the lock alive. */
@@ -254,5 +267,21 @@ export function checkAcquireOptions(options: unknown, what = 'acquire options'):
     fail(`${what}.fencing must be a boolean, got ${describe(o.fencing)}.`);
   }
   if (o.maxHoldMs !== undefined) checkNumber(o.maxHoldMs, `${what}.maxHoldMs`, { min: 1, allowInfinity: true });
+  checkPrimitive(o, what);
   return o;
+}
+
+/** Most permits of a semaphore: each acquisition reads every slot key on every node. */
+export const MAX_PERMITS = 1024;
+
+function checkPrimitive(o: AcquireOptions, what: string): void {
+  // JavaScript callers can pass anything.
+  const mode: unknown = o.mode;
+  if (mode !== undefined && mode !== 'read' && mode !== 'write') {
+    fail(`${what}.mode must be 'read' or 'write' (or left out for a plain lock), got ${describe(mode)}.`);
+  }
+  if (o.permits !== undefined) {
+    checkNumber(o.permits, `${what}.permits (semaphore permits)`, { min: 1, integer: true, max: MAX_PERMITS });
+    if (mode !== undefined) fail(`${what}: mode and permits do not combine; a semaphore has no read or write mode.`);
+  }
 }
