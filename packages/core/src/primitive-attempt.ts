@@ -33,6 +33,8 @@ export interface PrimitiveAttempt {
   parse(reply: unknown): ParsedReply<string[]>;
   /** A node that answered after the round resolved (a semaphore frees a slot it does not keep). */
   late?(index: number, outcome: NodeOutcome, value: readonly string[] | undefined): void;
+  /** Replaces the round's early rule: resolve once this says the outcome is certain (a semaphore's slot vote). */
+  decided?(index: number, outcome: NodeOutcome, value: readonly string[] | undefined): boolean;
   /** The round as the lock counts it (a semaphore: only the nodes that granted the slot it keeps). */
   settle?(round: RoundResult<string[]>): RoundResult<string[]>;
   /** The Redis keys of the lock won (known once the round settled). */
@@ -89,8 +91,9 @@ export async function attemptPrimitive(
     {
       quorum: host.quorum,
       timeoutMs,
-      early: true,
+      early: attempt.decided === undefined,
       late,
+      ...(attempt.decided ? { decided: attempt.decided.bind(attempt) } : {}),
     },
   );
   const round = attempt.settle ? attempt.settle(raw) : raw;

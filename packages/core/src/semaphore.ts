@@ -74,8 +74,19 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
       const free = (index: number, slot: number): void => {
         releaseOnNode(host.nodes[index]!, [slotKeys[slot]!], token).catch(() => undefined);
       };
+      // The round is decided once one slot has a quorum, or no slot can still reach one.
+      const votes = new Map<number, number>();
+      let answered = 0;
+      const decided = (_index: number, outcome: NodeOutcome, value: readonly string[] | undefined): boolean => {
+        answered++;
+        let best = 0;
+        if (outcome.status === 'ok' && value) votes.set(Number(value[0]), (votes.get(Number(value[0])) ?? 0) + 1);
+        for (const n of votes.values()) best = Math.max(best, n);
+        return best >= host.quorum || best + (host.nodes.length - answered) < host.quorum;
+      };
       return {
         send: (node) => semaphoreAcquireOnNode(node, slotKeys, token, ttlMs, first),
+        decided,
         parse: parseSemaphoreReply,
         settle: (raw) => {
           const { round, slot, others } = keepOneSlot(raw);
