@@ -125,6 +125,18 @@ describe('read-write lock', () => {
     await r.release();
   });
 
+  it('labels events with the primitive', async () => {
+    const redlock = fx.redlock();
+    const resource = uniqueResource('rw-events');
+    const seen: string[] = [];
+    redlock.on('acquired', (e) => seen.push(`acquired:${e.primitive ?? 'lock'}`));
+    redlock.on('release', (e) => seen.push(`release:${e.primitive ?? 'lock'}`));
+    await (await redlock.acquire(resource, 1_000, { mode: 'read' })).release();
+    await (await redlock.acquire(resource, 1_000, { mode: 'write' })).release();
+    await (await redlock.acquire(resource, 1_000)).release();
+    expect(seen).toEqual(['acquired:read', 'release:read', 'acquired:write', 'release:write', 'acquired:lock', 'release:lock']);
+  });
+
   it('refuses a mode on several resources and an unknown mode, naming the fix', async () => {
     const redlock = fx.redlock();
     const multi = await rejection(redlock.acquire(['a', 'b'], 1_000, { mode: 'read' }));

@@ -3,6 +3,7 @@ import { FenceCatchUp, settleFencing, type FencingContext } from './fencing.js';
 import { Lock, type LockOperations } from './lock.js';
 import type { LockNode } from './lock-node.js';
 import type { NodeOutcome } from './node-outcome.js';
+import { labelLock, type PrimitiveLabel } from './primitive-label.js';
 import type { ResolvedRedlockOptions } from './options.js';
 import type { RestartRule } from './restart-rule.js';
 import { runRound, type ParsedReply, type RoundResult } from './round.js';
@@ -48,7 +49,7 @@ export interface PrimitiveAttempt {
 /** A read lock, a write lock or a semaphore permit on one resource. @internal */
 export interface PrimitiveKind {
   /** For events, spans and messages: 'read', 'write' or 'semaphore'. */
-  readonly label: 'read' | 'write' | 'semaphore';
+  readonly label: PrimitiveLabel;
   readonly resources: readonly string[];
   /** The channels a waiter listens on for release notices (stable across retries). */
   readonly waitKeys: readonly string[];
@@ -132,6 +133,7 @@ export async function attemptPrimitive(
     kind.ops,
   );
   kind.adopt?.(lock);
+  labelLock(lock, kind.label);
   host.active.add(lock);
   return lock;
 }

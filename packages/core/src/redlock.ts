@@ -152,7 +152,7 @@ export class Redlock extends RedlockTelemetry {
     this.assertOpen();
     if (this.options.checkIndependence) await this.checkIndependence();
     // Events and spans: no probe (no cost) when nobody listens and nothing records.
-    const probe = this.startAcquire(resources, ttlMs, opts.fencing === true);
+    const probe = this.startAcquire(resources, ttlMs, opts.fencing === true, kind?.label);
     const acquisition = this.acquireLoop(resources, ttlMs, opts, retry, probe, kind);
     kind?.watch?.(acquisition);
     return probe ? probe.track(acquisition) : acquisition;
