@@ -29,8 +29,8 @@ export type LockMode = 'read' | 'write';
 
 /** The per-node extend and release of a lock that is not a plain mutex key. @internal */
 export interface NodeScripts {
-  extend(node: LockNode, keys: readonly string[], token: string, ttlMs: number): Promise<unknown>;
-  release(node: LockNode, keys: readonly string[], token: string): Promise<unknown>;
+  readonly extend: (node: LockNode, keys: readonly string[], token: string, ttlMs: number) => Promise<unknown>;
+  readonly release: (node: LockNode, keys: readonly string[], token: string) => Promise<unknown>;
 }
 
 const READ_SCRIPTS: NodeScripts = Object.freeze({ extend: readExtendOnNode, release: readReleaseOnNode });
