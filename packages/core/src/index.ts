@@ -2,7 +2,7 @@ export { Redlock } from './redlock.js';
 export { Lock, type LockJSON, type LockState, type ReleaseResult } from './lock.js';
 export { runWithLock } from './watchdog.js';
 export type { LockMode } from './read-write-lock.js';
-export type { PrimitiveLabel } from './primitive-label.js';
+export { primitiveOf, type PrimitiveLabel } from './primitive-label.js';
 export {
   RedlockEmitter,
   type AcquireStartEvent,

@@ -8,7 +8,15 @@ export function labelLock(lock: object, label: PrimitiveLabel): void {
   labels.set(lock, label);
 }
 
-/** The primitive that made `lock`, or undefined for a plain lock. @internal */
+/**
+ * The primitive that made `lock`: `'read'`, `'write'` or `'semaphore'`, or undefined for a plain lock.
+ *
+ * @example
+ * ```ts
+ * const lock = await redlock.acquire('config:7', 5_000, { mode: 'read' });
+ * primitiveOf(lock); // 'read'
+ * ```
+ */
 export function primitiveOf(lock: object): PrimitiveLabel | undefined {
   return labels.get(lock);
 }

@@ -1,4 +1,4 @@
-import type { UsingOptions } from '@redlock-nest/core';
+import { MAX_PERMITS, type LockMode, type UsingOptions } from '@redlock-nest/core';
 import { LockKeyError } from './errors.js';
 
 /** What a locked call does when the key is held by someone else. */
@@ -26,6 +26,13 @@ export interface LockCallOptions {
   readonly onLocked?: OnLocked;
   /** Obtain a fencing token (`currentLock().fencingToken`). */
   readonly fencing?: boolean;
+  /**
+   * A read-write lock: `'read'` shares the key with other readers, `'write'` excludes them (and
+   * waiting writers keep new readers out). Left out: a plain lock, which excludes both.
+   */
+  readonly mode?: LockMode;
+  /** A semaphore permit of `permits` instead of a lock (set by `@WithSemaphore`). */
+  readonly permits?: number;
   /** Stop extending after this many ms (the lock then expires and its signal aborts). Default: the module's `maxHoldMs`. */
   readonly maxHoldMs?: number;
   /**
@@ -55,6 +62,16 @@ export function checkLockCallOptions(options: unknown, where: string): LockCallO
   if (o.fencing !== undefined && typeof o.fencing !== 'boolean') {
     throw new LockKeyError(`${where}: fencing must be a boolean, got ${String(o.fencing)}.`);
   }
+  const mode: unknown = o.mode; // JavaScript callers can pass anything
+  if (mode !== undefined && mode !== 'read' && mode !== 'write') {
+    throw new LockKeyError(`${where}: mode must be 'read' or 'write' (or left out for a plain lock), got ${JSON.stringify(mode) ?? typeof mode}.`);
+  }
+  if (o.permits !== undefined && !(Number.isInteger(o.permits) && o.permits >= 1 && o.permits <= MAX_PERMITS)) {
+    throw new LockKeyError(`${where}: permits must be a whole number from 1 to ${MAX_PERMITS}, got ${String(o.permits)}.`);
+  }
+  if (o.permits !== undefined && (mode !== undefined || o.fencing === true)) {
+    throw new LockKeyError(`${where}: a semaphore takes neither mode nor fencing (up to \`permits\` holders run at once).`);
+  }
   if (o.maxHoldMs !== undefined && !(typeof o.maxHoldMs === 'number' && o.maxHoldMs >= 1)) {
     throw new LockKeyError(`${where}: maxHoldMs must be a number of ms ≥ 1, got ${String(o.maxHoldMs)}.`);
   }
@@ -70,6 +87,8 @@ export function toUsingOptions(options: LockCallOptions): UsingOptions {
   return {
     ...(wait === false ? { retry: false as const } : wait !== undefined ? { timeoutMs: wait } : {}),
     ...(options.fencing ? { fencing: true } : {}),
+    ...(options.mode !== undefined ? { mode: options.mode } : {}),
+    ...(options.permits !== undefined ? { permits: options.permits } : {}),
     ...(options.maxHoldMs !== undefined ? { maxHoldMs: options.maxHoldMs } : {}),
   };
 }
