@@ -64,7 +64,7 @@ export function checkLockCallOptions(options: unknown, where: string): LockCallO
   }
   const mode: unknown = o.mode; // JavaScript callers can pass anything
   if (mode !== undefined && mode !== 'read' && mode !== 'write') {
-    throw new LockKeyError(`${where}: mode must be 'read' or 'write' (or left out for a plain lock), got ${JSON.stringify(mode) ?? typeof mode}.`);
+    throw new LockKeyError(`${where}: mode must be 'read' or 'write' (or left out for a plain lock), got ${typeof mode === 'string' ? JSON.stringify(mode) : typeof mode}.`);
   }
   if (o.permits !== undefined && !(Number.isInteger(o.permits) && o.permits >= 1 && o.permits <= MAX_PERMITS)) {
     throw new LockKeyError(`${where}: permits must be a whole number from 1 to ${MAX_PERMITS}, got ${String(o.permits)}.`);
