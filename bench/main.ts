@@ -12,6 +12,7 @@ import { median, rotate } from './stats.js';
 import { printTable, ratio } from './table.js';
 import { inProcess, multiProcess, type ContentionRun } from './workloads/contention.js';
 import { heap } from './workloads/heap.js';
+import { semaphoreBench } from './workloads/semaphore.js';
 import { NEST_VARIANTS, nestRound, startNest, stopNest, type NestVariant } from './workloads/nest.js';
 import { extend, latency, throughput, type LatencyResult } from './workloads/uncontended.js';
 
@@ -188,6 +189,8 @@ try {
   if (want('contention')) await contention(nodes, 'multi-process');
   // A longer critical section (a typical database transaction): what polling costs in commands.
   if (want('contention')) await contention(nodes, 'multi-process', 20, Math.max(1, cfg.contRounds - 1));
+  if (want('semaphore'))
+    results.semaphore = await semaphoreBench(nodes, { rounds: cfg.rounds, ops: cfg.latencyOps, durationMs: cfg.contMs });
   if (want('nest')) await nest(nodes);
   if (want('heap')) await heapRun(nodes);
 } finally {
