@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Injectable, Param, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { LockNotAcquiredError, primitiveOf, RedlockArgumentError } from '@redlock-nest/core';
-import { currentLock, LockKeyError, LockRoute, RedlockModule, WithLock, WithSemaphore } from '@redlock-nest/nestjs';
+import { currentLock, LockRoute, RedlockModule, WithLock, WithSemaphore } from '@redlock-nest/nestjs';
 import request from 'supertest';
 import { RedisCluster } from '../harness/redis-server.js';
 import { deferred, rejection, unique, until, type Deferred } from './helpers.js';
@@ -156,7 +156,9 @@ describe('read-write locks and semaphores in Nest', () => {
 
   it('refuses a semaphore without permits, and bad modes, naming the fix', () => {
     expect(() => WithSemaphore('x', {} as { permits: number })).toThrow(/needs the number of permits/);
-    expect(() => WithSemaphore('x', { permits: 0 })(Config.prototype, 'read', { value: async () => undefined })).toThrow(LockKeyError);
+    expect(() => WithSemaphore('x', { permits: 0 })(Config.prototype, 'read', { value: async () => undefined })).toThrow(
+      RedlockArgumentError,
+    );
     expect(() => WithLock('x', { mode: 'shared' as 'read' })(Config.prototype, 'read', { value: async () => undefined })).toThrow(
       /mode must be 'read' or 'write'/,
     );

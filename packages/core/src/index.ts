@@ -5,6 +5,7 @@ export type { LockMode } from './read-write-lock.js';
 export { primitiveOf, type PrimitiveLabel } from './primitive-label.js';
 export {
   RedlockEmitter,
+  type EventSink,
   type AcquireStartEvent,
   type AcquiredEvent,
   type ExtendEvent,
@@ -17,7 +18,6 @@ export {
   type ReleaseEvent,
   type WaitEvent,
 } from './events.js';
-export { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 export {
   RedlockError,
   LockNotAcquiredError,
@@ -46,6 +46,19 @@ export {
   type RetryOptions,
   type UsingOptions,
 } from './options.js';
+export {
+  checkAcquireOptions,
+  checkFencing,
+  checkKeyPrefix,
+  checkMaxHoldMs,
+  checkMode,
+  checkPermits,
+  checkRedlockOptions,
+  checkRetry,
+  checkTimeoutMs,
+  checkTtl,
+  normalizeResources,
+} from './option-checks.js';
 export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 export { describeNodeError } from './node-state.js';
 export type { NodeReport } from './independence.js';

@@ -23,11 +23,7 @@ export function primitiveFor(
     );
   }
   const resource = resources[0]!;
-  if (opts.permits !== undefined) {
-    if (opts.fencing) {
-      throw new RedlockArgumentError('A semaphore permit has no fencing token (up to N holders run at once): drop { fencing: true }.');
-    }
-    return semaphoreKind(host, resource, opts.permits);
-  }
+  // Options were checked (option-checks.ts): permits without mode or fencing.
+  if (opts.permits !== undefined) return semaphoreKind(host, resource, opts.permits);
   return readWriteKind(host, opts.mode!, resource, opts.fencing === true, retry !== false);
 }

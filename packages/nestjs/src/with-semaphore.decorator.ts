@@ -1,4 +1,4 @@
-import { LockKeyError } from './errors.js';
+import { RedlockArgumentError } from '@redlock-nest/core';
 import type { LockCallOptions } from './lock-call-options.js';
 import type { LockKey } from './lock-key.js';
 import { lockedMethod, type WithLockDecorator } from './with-lock.decorator.js';
@@ -29,7 +29,7 @@ export function WithSemaphore(key: LockKey, options: WithSemaphoreOptions): With
   // JavaScript callers can leave it out.
   const permits: unknown = (options as Partial<WithSemaphoreOptions> | undefined)?.permits;
   if (permits === undefined) {
-    throw new LockKeyError('@WithSemaphore needs the number of permits: @WithSemaphore(key, { permits: 5 }).');
+    throw new RedlockArgumentError('@WithSemaphore needs the number of permits: @WithSemaphore(key, { permits: 5 }).');
   }
   return lockedMethod('@WithSemaphore', key, options);
 }
