@@ -40,7 +40,12 @@ end
 return {0, soonest}`,
 );
 
-/** Sends the permit acquisition to one node. */
+/**
+ * Sends the permit acquisition to one node. The slot picked first is tried with a plain
+ * `SET NX` (no Lua: the common case while the semaphore is not full, as for the mutex); only
+ * when it is taken does the script scan the others (it also takes a slot already holding our
+ * token, which `SET NX` refuses).
+ */
 export function semaphoreAcquireOnNode(
   node: LockNode,
   slotKeys: readonly string[],
@@ -48,7 +53,10 @@ export function semaphoreAcquireOnNode(
   ttlMs: number,
   first: number,
 ): Promise<unknown> {
-  return node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]);
+  const key = slotKeys[first]!;
+  return node
+    .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
+    .then((reply) => (reply === 'OK' ? [1, first] : node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first])));
 }
 
 /** The slot the node granted as the value (a one-element array, the shape rounds of acquisitions carry). */
