@@ -59,6 +59,7 @@ export function keepOneSlot(round: RoundResult<string[]>): { round: RoundResult<
 export function semaphoreKind(host: PrimitiveHost, resource: string, permits: number): PrimitiveKind {
   const slotKeys = semaphoreKeys(host.options.keyPrefix, resource, permits);
   const ops: LockOperations = { ...host.ops, fence: refuseFence };
+  let attempts = 0;
   return {
     label: 'semaphore',
     resources: [resource],
@@ -66,6 +67,8 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
     fenceKeys: undefined,
     ops,
     start: (token, ttlMs): PrimitiveAttempt => {
+      // A retry means the semaphore was full: scan at once instead of trying one slot first.
+      const tryFirstSlot = attempts++ === 0;
       // Every node scans from the same random slot: nodes in the same state grant the same slot.
       const first = randomInt(permits);
       let kept: number | undefined;
@@ -85,7 +88,7 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
         return best >= host.quorum || best + (host.nodes.length - answered) < host.quorum;
       };
       return {
-        send: (node) => semaphoreAcquireOnNode(node, slotKeys, token, ttlMs, first),
+        send: (node) => semaphoreAcquireOnNode(node, slotKeys, token, ttlMs, first, tryFirstSlot),
         decided,
         parse: parseSemaphoreReply,
         settle: (raw) => {

@@ -41,10 +41,11 @@ return {0, soonest}`,
 );
 
 /**
- * Sends the permit acquisition to one node. The slot picked first is tried with a plain
- * `SET NX` (no Lua: the common case while the semaphore is not full, as for the mutex); only
- * when it is taken does the script scan the others (it also takes a slot already holding our
- * token, which `SET NX` refuses).
+ * Sends the permit acquisition to one node. On an acquisition's first attempt (`tryFirstSlot`),
+ * the slot picked first is tried with a plain `SET NX` (no Lua: the common case while the
+ * semaphore is not full, as for the mutex); only when it is taken does the script scan the
+ * others (it also takes a slot already holding our token, which `SET NX` refuses). Retries,
+ * which mean the semaphore was full, scan at once.
  */
 export function semaphoreAcquireOnNode(
   node: LockNode,
@@ -52,7 +53,9 @@ export function semaphoreAcquireOnNode(
   token: string,
   ttlMs: number,
   first: number,
+  tryFirstSlot: boolean,
 ): Promise<unknown> {
+  if (!tryFirstSlot) return node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]);
   const key = slotKeys[first]!;
   return node
     .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
