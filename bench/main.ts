@@ -12,6 +12,7 @@ import { median, rotate } from './stats.js';
 import { printTable, ratio } from './table.js';
 import { contend, type ContentionRun, type Shape } from './workloads/contention.js';
 import { heap } from './workloads/heap.js';
+import { semaphoreBench } from './workloads/semaphore.js';
 import { NEST_VARIANTS, nestRound, startNest, stopNest, type NestVariant } from './workloads/nest.js';
 import { extend, latency, throughput, type LatencyResult } from './workloads/uncontended.js';
 
@@ -210,6 +211,8 @@ try {
   if (want('uncontended')) await uncontended(nodes);
   const shapes = SHAPES.filter((s) => (arg('shape') ?? `${s.processes}x${s.workers}`) === `${s.processes}x${s.workers}`);
   if (want('contention')) for (const shape of shapes) await contention(nodes, shape);
+  if (want('semaphore'))
+    results.semaphore = await semaphoreBench(nodes, { rounds: cfg.rounds, ops: cfg.latencyOps, durationMs: cfg.contMs });
   if (want('nest')) await nest(nodes);
   if (want('heap')) await heapRun(nodes);
 } finally {

@@ -2,6 +2,8 @@ import { checkFalseOutages } from './checks/false-outage.js';
 import { checkOverlaps, type ExpiredCause } from './checks/overlaps.js';
 import { checkQuorum, type QuorumFindings } from './checks/quorum.js';
 import { checkWrites } from './checks/writes.js';
+import { checkPrimitives, type PrimitiveFindings } from './checks/primitives.js';
+import type { HoldEvent } from './primitive-history.js';
 import {
   isFenced,
   type CycleEvent,
@@ -37,6 +39,8 @@ export interface ChaosReport {
   /** Deliberately stale writes (after a busy-loop freeze past the TTL) and how many fencing refused. */
   readonly staleByDesign: { attempted: number; rejected: number };
   readonly overlaps: { pairs: number; plainPairs: number; expiredHolders: Record<ExpiredCause, number> };
+  /** Read-write lock and semaphore holds (the overlap findings are among the violations). */
+  readonly primitives: Omit<PrimitiveFindings, 'readWriteOverlaps' | 'permitOverflows'>;
   readonly quorum: Omit<QuorumFindings, 'grantedWithoutQuorum'> & { targetMs: number; targetMet: boolean | null };
   /** Count of each kind of safety violation; all must be 0. */
   readonly violations: {
@@ -48,6 +52,10 @@ export interface ChaosReport {
     grantedWithoutQuorum: number;
     /** `QuorumUnavailableError` while a majority of nodes was up and unpaused (per the nemesis' timeline). */
     falseOutages: number;
+    /** A reader valid while a writer was, or two writers at once. */
+    readWriteOverlaps: number;
+    /** More valid permit holders at once than permits. */
+    permitOverflows: number;
   };
   /** False when the history has no setup event (no node count): the false-outage check did not run. */
   readonly falseOutageChecked: boolean;
@@ -72,6 +80,7 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
   const faults = events.filter((e): e is FaultEvent => e.type === 'fault');
   const finals = events.filter((e): e is FinalEvent => e.type === 'final');
   const setup = events.find((e): e is SetupEvent => e.type === 'setup');
+  const { readWriteOverlaps, permitOverflows, ...primitives } = checkPrimitives(events.filter((e): e is HoldEvent => e.type === 'hold'));
 
   const overlaps = checkOverlaps(cycles, faults);
   const writes = checkWrites(cycles, finals);
@@ -88,6 +97,8 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
     tokenRegressions: overlaps.tokenRegressions.length,
     grantedWithoutQuorum: grantedWithoutQuorum.length,
     falseOutages: falseOutages.length,
+    readWriteOverlaps: readWriteOverlaps.length,
+    permitOverflows: permitOverflows.length,
   };
   const violationCount = Object.values(violations).reduce((a, b) => a + b, 0);
   const examples = [
@@ -98,6 +109,8 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
     overlaps.tokenRegressions,
     grantedWithoutQuorum,
     falseOutages,
+    readWriteOverlaps,
+    permitOverflows,
   ].flatMap((list) => list.slice(0, EXAMPLES));
 
   return {
@@ -123,6 +136,7 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
       attempted: stale.length,
       rejected: stale.filter((c) => c.write === 'rejected' || c.read === 'rejected').length,
     },
+    primitives,
     overlaps: { pairs: overlaps.overlappingPairs, plainPairs: overlaps.plainPairs, expiredHolders: overlaps.expired },
     quorum: {
       ...quorum,

@@ -43,6 +43,11 @@ export interface ChaosConfig {
   readonly burstSize: number;
   /** Seed of the nemesis' choices, so a failing schedule can be replayed. */
   readonly seed: number;
+  /**
+   * Each worker also runs read-write lock and semaphore holds (`rw-0`, `sem-0`) with this many
+   * permits; 0 leaves them out.
+   */
+  readonly semaphorePermits: number;
 }
 
 export const DEFAULT_CONFIG: ChaosConfig = {
@@ -65,6 +70,7 @@ export const DEFAULT_CONFIG: ChaosConfig = {
   stormWaiters: 300,
   burstSize: 2_000,
   seed: 1,
+  semaphorePermits: 2,
 };
 
 /** The CI run: every fault kind once (the majority loss included), in about 30 s of workload. */

@@ -1,3 +1,5 @@
+import type { HoldEvent } from './primitive-history.js';
+
 /**
  * The history a chaos run records: one JSON object per line, written by the workers
  * (cycles, errors, their own freezes) and by the nemesis (faults). The checker reads
@@ -152,7 +154,7 @@ export interface FinalEvent {
   readonly cycle: number | null;
 }
 
-export type HistoryEvent = CycleEvent | ErrorEvent | FaultEvent | FinalEvent | SetupEvent;
+export type HistoryEvent = CycleEvent | ErrorEvent | FaultEvent | FinalEvent | SetupEvent | HoldEvent;
 
 /** The value a worker writes to the store: a chain, each write naming the one it read. */
 export interface StoreValue {

@@ -29,6 +29,10 @@ export function formatReport(r: ChaosReport): string {
       'overlapping holder pairs',
       `${r.overlaps.pairs}, plain ${r.overlaps.plainPairs} (expired holders: frozen ${r.overlaps.expiredHolders.frozen}, lost-signalled ${r.overlaps.expiredHolders['lost-signalled']}, stalled ${r.overlaps.expiredHolders.stalled})`,
     ],
+    [
+      'read / write / permit holds',
+      `${r.primitives.reads} / ${r.primitives.writes} / ${r.primitives.permits} (most permit holders at once ${r.primitives.maxPermitHolders})`,
+    ],
     ['quorum loss windows', String(r.quorum.windows)],
     [
       'quorum loss reported',
@@ -42,6 +46,8 @@ export function formatReport(r: ChaosReport): string {
     ['VIOLATION token regressions', String(r.violations.tokenRegressions)],
     ['VIOLATION granted without quorum', String(r.violations.grantedWithoutQuorum)],
     ['VIOLATION false outages', r.falseOutageChecked ? String(r.violations.falseOutages) : 'not checked (no node count in the history)'],
+    ['VIOLATION reader/writer overlaps', String(r.violations.readWriteOverlaps)],
+    ['VIOLATION permits overflowed', String(r.violations.permitOverflows)],
     ['result', r.passed ? 'PASS (0 violations)' : `FAIL (${r.violationCount} violations)`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));

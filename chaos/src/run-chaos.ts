@@ -63,6 +63,7 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
           watchdogEvery: config.watchdogEvery,
           historyFile: join(runDir, `worker-${id}.jsonl`),
           seed: config.seed,
+          permits: config.semaphorePermits,
         }),
       );
     }

@@ -15,6 +15,8 @@ export interface WorkerConfig {
   readonly watchdogEvery: number;
   readonly historyFile: string;
   readonly seed: number;
+  /** Permits of the semaphore of the read-write/semaphore loop; 0 leaves that loop out. */
+  readonly permits: number;
 }
 
 export const WORKER_CONFIG_ENV = 'REDLOCK_CHAOS_WORKER';

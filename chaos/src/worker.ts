@@ -12,6 +12,7 @@ import { failOnProcessWarnings } from './process-warnings.js';
 import { CriticalSection, type BusyFreeze } from './critical-section.js';
 import { burst, waiterStorm } from './overload.js';
 import type { CycleEvent, ErrorEvent, HistoryEvent } from './history.js';
+import { primitiveLoop } from './primitive-loop.js';
 import { WORKER_CONFIG_ENV, type FromWorker, type ToWorker, type WorkerConfig } from './worker-config.js';
 
 const config = JSON.parse(process.env[WORKER_CONFIG_ENV] ?? 'null') as WorkerConfig | null;
@@ -157,6 +158,19 @@ async function main(): Promise<void> {
   await redlock.connect();
   await storeClient.ping();
   send({ type: 'ready' });
+  // Read-write lock and semaphore holds, alongside (own random stream, same Redlock).
+  const random2 = seededRandom(cfg.seed * 1_000 + cfg.id + 500);
+  const ctx = {
+    redlock,
+    worker: cfg.id,
+    ttlMs: cfg.ttlMs,
+    acquireTimeoutMs: cfg.acquireTimeoutMs,
+    permits: cfg.permits,
+    random: random2,
+    record,
+    stopping: () => stopping,
+  };
+  const holds = primitiveLoop(ctx);
   let n = 0;
   while (!stopping) {
     n++;
@@ -164,6 +178,7 @@ async function main(): Promise<void> {
     // While the quorum is gone, errors come back at once: back off a little, with jitter.
     if (!ok) await delay(20 + random() * 20);
   }
+  await holds;
   await redlock.close();
   await storeClient.quit();
   await new Promise<void>((resolve) => history.end(resolve));

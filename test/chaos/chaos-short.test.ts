@@ -96,6 +96,13 @@ describe('chaos (short mode)', () => {
     expect(report.staleByDesign.rejected).toBe(report.staleByDesign.attempted);
   });
 
+  it('ran read-write lock and semaphore holds next to the lock cycles', () => {
+    expect(report.primitives.reads).toBeGreaterThan(0);
+    expect(report.primitives.writes).toBeGreaterThan(0);
+    expect(report.primitives.permits).toBeGreaterThan(0);
+    expect(report.primitives.maxPermitHolders).toBeGreaterThanOrEqual(1);
+  });
+
   it('finds zero violations', () => {
     if (!report.passed) console.error(output);
     expect(report.violations).toEqual({
@@ -106,6 +113,8 @@ describe('chaos (short mode)', () => {
       tokenRegressions: 0,
       grantedWithoutQuorum: 0,
       falseOutages: 0,
+      readWriteOverlaps: 0,
+      permitOverflows: 0,
     });
     expect(report.falseOutageChecked).toBe(true);
     expect(report.passed).toBe(true);

@@ -1,5 +1,6 @@
 import type { LockLostReason } from './errors.js';
 import type { NodeOutcome } from './node-outcome.js';
+import type { PrimitiveLabel } from './primitive-label.js';
 
 /**
  * Typed lifecycle events of a {@link Redlock}. Payloads carry resources, counts, durations
@@ -50,12 +51,16 @@ export type RedlockListener<E extends RedlockEventName> = (event: RedlockEventMa
 
 /** Payload of `acquire`. */
 export interface AcquireStartEvent {
+  /** `'read'`, `'write'` or `'semaphore'` for those primitives; absent for a plain lock. */
+  readonly primitive?: PrimitiveLabel;
   readonly resources: readonly string[];
   readonly ttlMs: number;
 }
 
 /** Payload of `wait`. */
 export interface WaitEvent {
+  /** `'read'`, `'write'` or `'semaphore'` for those primitives; absent for a plain lock. */
+  readonly primitive?: PrimitiveLabel;
   readonly resources: readonly string[];
   /** The attempt that found the resource held (1 for the first). */
   readonly attempt: number;
@@ -69,6 +74,8 @@ export interface WaitEvent {
 
 /** Payload of `acquired`. */
 export interface AcquiredEvent {
+  /** `'read'`, `'write'` or `'semaphore'` for those primitives; absent for a plain lock. */
+  readonly primitive?: PrimitiveLabel;
   readonly resources: readonly string[];
   readonly ttlMs: number;
   /** Attempts it took (1 when uncontended). */
@@ -85,6 +92,8 @@ export interface AcquiredEvent {
 
 /** Payload of `extend`. */
 export interface ExtendEvent {
+  /** `'read'`, `'write'` or `'semaphore'` for those primitives; absent for a plain lock. */
+  readonly primitive?: PrimitiveLabel;
   readonly resources: readonly string[];
   readonly ttlMs: number;
   readonly ok: boolean;
@@ -96,6 +105,8 @@ export interface ExtendEvent {
 
 /** Payload of `lost`. */
 export interface LostEvent {
+  /** `'read'`, `'write'` or `'semaphore'` for those primitives; absent for a plain lock. */
+  readonly primitive?: PrimitiveLabel;
   readonly resources: readonly string[];
   readonly reason: LockLostReason;
   /** How long the lock had been held. */
@@ -106,6 +117,8 @@ export interface LostEvent {
 
 /** Payload of `release`. */
 export interface ReleaseEvent {
+  /** `'read'`, `'write'` or `'semaphore'` for those primitives; absent for a plain lock. */
+  readonly primitive?: PrimitiveLabel;
   readonly resources: readonly string[];
   /** How long the lock had been held. */
   readonly heldMs: number;
@@ -118,6 +131,8 @@ export interface ReleaseEvent {
 
 /** Payload of `failure`. */
 export interface FailureEvent {
+  /** `'read'`, `'write'` or `'semaphore'` for those primitives; absent for a plain lock. */
+  readonly primitive?: PrimitiveLabel;
   readonly resources: readonly string[];
   readonly attempts: number;
   readonly durationMs: number;

@@ -1,6 +1,8 @@
 export { Redlock } from './redlock.js';
 export { Lock, type LockJSON, type LockState, type ReleaseResult } from './lock.js';
 export { runWithLock } from './watchdog.js';
+export type { LockMode } from './read-write-lock.js';
+export { primitiveOf, type PrimitiveLabel } from './primitive-label.js';
 export {
   RedlockEmitter,
   type EventSink,
@@ -35,6 +37,7 @@ export {
   DEFAULT_REDLOCK_OPTIONS,
   DEFAULT_RETRY,
   MAX_RESOURCE_LENGTH,
+  MAX_PERMITS,
   MAX_TTL_MS,
   type AcquireOptions,
   type RedlockOptions,
@@ -48,6 +51,8 @@ export {
   checkFencing,
   checkKeyPrefix,
   checkMaxHoldMs,
+  checkMode,
+  checkPermits,
   checkRedlockOptions,
   checkRetry,
   checkTimeoutMs,

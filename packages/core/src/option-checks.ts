@@ -2,6 +2,7 @@ import { RedlockArgumentError } from './errors.js';
 import {
   DEFAULT_REDLOCK_OPTIONS,
   DEFAULT_RETRY,
+  MAX_PERMITS,
   MAX_RESOURCE_LENGTH,
   MAX_TTL_MS,
   type AcquireOptions,
@@ -253,5 +254,37 @@ export function checkAcquireOptions(options: unknown, what = 'acquire options'):
   if (o.fencing !== undefined) checkFencing(o.fencing, `${what}.fencing`);
   if (o.maxHoldMs !== undefined) checkMaxHoldMs(o.maxHoldMs, `${what}.maxHoldMs`);
   if (o.retry !== undefined) checkRetry(o.retry, `${what}.retry`);
+  if (o.mode !== undefined) checkMode(o.mode, `${what}.mode`);
+  if (o.permits !== undefined) checkPermits(o.permits, `${what}.permits`);
+  if (o.permits !== undefined && o.mode !== undefined)
+    fail(`${what}: mode and permits do not combine; a semaphore has no read or write mode.`);
+  if (o.permits !== undefined && o.fencing === true) {
+    fail(`${what}: a semaphore permit has no fencing token (up to \`permits\` holders run at once); drop fencing.`);
+  }
   return o;
+}
+
+/**
+ * The rule of `mode` (a read-write lock): `'read'` or `'write'`.
+ *
+ * @example
+ * ```ts
+ * checkMode('read'); // 'read'
+ * ```
+ */
+export function checkMode(mode: unknown, what = 'mode'): 'read' | 'write' {
+  if (mode !== 'read' && mode !== 'write') fail(`${what} must be 'read' or 'write' (or left out for a plain lock), got ${describe(mode)}.`);
+  return mode;
+}
+
+/**
+ * The rule of `permits` (a semaphore): a whole number from 1 to `MAX_PERMITS` (1024).
+ *
+ * @example
+ * ```ts
+ * checkPermits(5); // 5
+ * ```
+ */
+export function checkPermits(permits: unknown, what = 'permits'): number {
+  return checkNumber(permits, `${what} (semaphore permits)`, { min: 1, integer: true, max: MAX_PERMITS });
 }

@@ -25,6 +25,19 @@ export interface AcquireOptions {
   readonly timeoutMs?: number;
   /** Obtain a fencing token (`lock.fencingToken`). Costs at most one extra round trip. */
   readonly fencing?: boolean;
+  /**
+   * A read-write lock instead of a plain one: `'read'` is shared with other readers, `'write'`
+   * excludes readers and writers, and a waiting writer keeps new readers out. A plain lock on
+   * the same resource excludes both (it is a write lock without writer preference). A read
+   * lock's `fencingToken` (with `fencing: true`) is the last write lock's token. See docs/primitives.md.
+   */
+  readonly mode?: 'read' | 'write';
+  /**
+   * A semaphore permit instead of a lock: at most `permits` holders of the resource at once
+   * (a whole number from 1 to 1024; holders of one semaphore should agree on it). Separate
+   * from locks of the same name. See docs/primitives.md.
+   */
+  readonly permits?: number;
 }
 
 /** Options of `using()`: an acquisition plus the watchdog that keeps the lock alive. */
@@ -131,3 +144,6 @@ export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
 export const MAX_TTL_MS = 2_147_483_647;
 /** Longest resource name accepted, in UTF-16 code units. Hash longer identifiers first. */
 export const MAX_RESOURCE_LENGTH = 4096;
+
+/** Most permits of a semaphore: each acquisition reads every slot key on every node. */
+export const MAX_PERMITS = 1024;

@@ -23,6 +23,9 @@ import {
 import type { AcquireOptions, RedlockOptions, ResolvedRedlockOptions, ResolvedRetry, UsingOptions } from './options.js';
 import { toClient, type RedisNodeInput } from './redis-client.js';
 import { runRound } from './round.js';
+import { attemptPrimitive, type PrimitiveKind } from './primitive-attempt.js';
+import { primitiveFor } from './primitive-kind.js';
+import { nodeScriptsOf } from './read-write-lock.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply, releaseOnNode, releasePartialHolds } from './scripts/release.js';
@@ -58,11 +61,11 @@ export class Redlock extends RedlockEmitter {
   readonly options: ResolvedRedlockOptions;
   /** @internal */
   readonly nodes: readonly LockNode[];
-  private readonly active = new Set<Lock>();
+  /** @internal */ readonly active = new Set<Lock>();
   /** Attempts under way: close() lets them finish, so a lock they win is released, not leaked. */
   private readonly attempting = new Set<Promise<unknown>>();
   private readonly contention = contentionHints(() => ({ restarts: this.restarts, notices: this.releaseNotices }));
-  private readonly ops: LockOperations;
+  /** @internal */ readonly ops: LockOperations;
   private readonly independence: IndependenceWatch;
   private closing: Promise<void> | undefined;
   /** Wakes waiters on release notices; opens no connection until something waits. */
@@ -148,11 +151,13 @@ export class Redlock extends RedlockEmitter {
     checkTtl(ttlMs);
     this.checkValidity(ttlMs);
     const retry = resolveRetry(opts.retry, this.options.retry, 'options.retry');
+    const kind = primitiveFor(this, resources, opts, retry); // read/write lock or semaphore (primitive-kind.ts)
     this.assertOpen();
     if (this.options.checkIndependence) await this.checkIndependence();
     // Events and spans: no probe (no cost) when nobody listens and nothing records.
-    const probe = this.telemetry.startAcquire(resources, ttlMs, opts.fencing === true);
-    const acquisition = this.acquireLoop(resources, ttlMs, opts, retry, probe);
+    const probe = this.telemetry.startAcquire(resources, ttlMs, opts.fencing === true, kind?.label);
+    const acquisition = this.acquireLoop(resources, ttlMs, opts, retry, probe, kind);
+    kind?.watch?.(acquisition);
     return probe ? probe.track(acquisition) : acquisition;
   }
 
@@ -163,8 +168,9 @@ export class Redlock extends RedlockEmitter {
     opts: AcquireOptions,
     retry: ResolvedRetry | false,
     probe: AcquireProbe | undefined,
+    kind?: PrimitiveKind,
   ): Promise<Lock> {
-    const keys = resources.map((r) => this.lockKey(r));
+    const keys = kind?.waitKeys ?? resources.map((r) => this.lockKey(r));
     const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
     const token = newOwnerToken();
     const timeoutMs = opts.timeoutMs ?? Infinity;
@@ -176,7 +182,9 @@ export class Redlock extends RedlockEmitter {
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       this.assertOpen();
-      const pending = this.attempt(resources, keys, fenceKeys, token, ttlMs, attempt > 1 || this.releaseNotices.contended(keys[0]!));
+      const pending = kind
+        ? attemptPrimitive(this, kind, token, ttlMs)
+        : this.attempt(resources, keys, fenceKeys, token, ttlMs, attempt > 1 || this.releaseNotices.contended(keys[0]!));
       this.attempting.add(pending);
       const result = await pending.finally(() => this.attempting.delete(pending));
       if (result instanceof Lock) {
@@ -394,20 +402,20 @@ export class Redlock extends RedlockEmitter {
     if (this.closing) throw new RedlockClosedError();
   }
 
-  private fencingContext(timeoutMs: number): FencingContext {
+  /** @internal */ fencingContext(timeoutMs: number): FencingContext {
     return { nodes: this.nodes, quorum: this.quorum, timeoutMs };
   }
 
-  /** A node's grant, unless the restart rule keeps that node out of quorums for now. */
-  private counted(node: LockNode, sent: Promise<unknown>): Promise<unknown> {
+  /** @internal A node's grant, unless the restart rule keeps that node out of quorums for now. */
+  counted(node: LockNode, sent: Promise<unknown>): Promise<unknown> {
     return this.restarts ? this.restarts.gate(node, sent) : sent;
   }
 
-  private nodeTimeout(ttlMs: number): number {
+  /** @internal */ nodeTimeout(ttlMs: number): number {
     return Math.max(1, Math.min(this.options.nodeTimeoutMs, Math.floor(ttlMs / 3)));
   }
 
-  private drift(ttlMs: number): number {
+  /** @internal */ drift(ttlMs: number): number {
     return Math.floor(ttlMs * this.options.driftFactor) + this.options.driftConstantMs;
   }
 
@@ -479,7 +487,7 @@ export class Redlock extends RedlockEmitter {
     this.restarts?.noteTtl(ttlMs);
     const round = await runRound(
       this.nodes,
-      (node) => this.counted(node, extendOnNode(node, lock.keys, lock.value, ttlMs)),
+      (node) => this.counted(node, (nodeScriptsOf(lock)?.extend ?? extendOnNode)(node, lock.keys, lock.value, ttlMs)),
       parseExtendReply,
       { quorum: this.quorum, timeoutMs: this.nodeTimeout(ttlMs), early: true },
     );
@@ -490,7 +498,8 @@ export class Redlock extends RedlockEmitter {
     this.active.delete(lock);
     // Resolves once a majority answered: then the lock is free for others. The remaining
     // nodes' releases are already sent and still apply; their outcomes stay 'pending'.
-    const round = await runRound(this.nodes, (node) => releaseOnNode(node, lock.keys, lock.value), parseReleaseReply, {
+    const release = nodeScriptsOf(lock)?.release ?? releaseOnNode;
+    const round = await runRound(this.nodes, (node) => release(node, lock.keys, lock.value), parseReleaseReply, {
       quorum: this.quorum,
       timeoutMs: this.options.nodeTimeoutMs,
       early: false,

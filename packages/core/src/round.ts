@@ -36,6 +36,11 @@ export interface RoundOptions<T = unknown> {
    * must still be raised to the issued token.
    */
   readonly late?: (index: number, outcome: NodeOutcome, value: T | undefined) => void;
+  /**
+   * Told of each node's answer in time; returning true resolves the round at once. For rounds
+   * where not every `ok` counts alike (a semaphore needs a quorum of the same slot).
+   */
+  readonly decided?: (index: number, outcome: NodeOutcome, value: T | undefined) => boolean;
 }
 
 function errorText(err: unknown): string {
@@ -64,7 +69,7 @@ export function runRound<T>(
   nodes: readonly LockNode[],
   send: (node: LockNode) => Promise<unknown>,
   parse: (reply: unknown) => ParsedReply<T>,
-  { quorum, timeoutMs, early, settle = nodes.length, late }: RoundOptions<T>,
+  { quorum, timeoutMs, early, settle = nodes.length, late, decided }: RoundOptions<T>,
 ): Promise<RoundResult<T>> {
   const n = nodes.length;
   const outcomes: NodeOutcome[] = nodes.map((node) => ({ node: node.label, status: 'pending' }));
@@ -96,7 +101,7 @@ export function runRound<T>(
       settled++;
       if (outcome.status === 'ok') ok++;
       else notOk++;
-      if (settled >= settle || (early && (ok >= quorum || notOk > n - quorum))) finish();
+      if (settled >= settle || (early && (ok >= quorum || notOk > n - quorum)) || decided?.(i, outcome, value) === true) finish();
     };
     const expire = (): void => {
       if (done) return;

@@ -1,6 +1,7 @@
 import type { LockLostError } from './errors.js';
 import type { EventSink, RedlockEventName } from './events.js';
 import type { NodeOutcome } from './node-outcome.js';
+import { primitiveField, primitiveOf, type PrimitiveLabel } from './primitive-label.js';
 import packageRequire from './package-require.cjs';
 
 /**
@@ -105,6 +106,7 @@ export class AcquireProbe {
     private readonly ttlMs: number,
     private readonly fencing: boolean,
     private readonly span: SpanLike | undefined,
+    private readonly primitive?: PrimitiveLabel,
   ) {}
 
   /** Attempt `attempt` found the resource held; a wait of up to `delayMs` follows. */
@@ -112,7 +114,7 @@ export class AcquireProbe {
     this.attempts = attempt;
     this.waitStart = performance.now();
     this.span?.addEvent('redlock.wait', { 'redlock.attempt': attempt, 'redlock.delay_ms': Math.round(delayMs) });
-    this.notify('wait', () => ({ resources: this.resources, attempt, delayMs, retryAfterMs, nodes }));
+    this.notify('wait', () => ({ resources: this.resources, ...primitiveField(this.primitive), attempt, delayMs, retryAfterMs, nodes }));
   }
 
   /** The wait ended; the next attempt starts. */
@@ -136,6 +138,7 @@ export class AcquireProbe {
     }
     this.notify('acquired', () => ({
       resources: this.resources,
+      ...primitiveField(this.primitive),
       ttlMs: this.ttlMs,
       attempts: attempt,
       durationMs,
@@ -155,6 +158,7 @@ export class AcquireProbe {
       fail(this.span, err, { 'redlock.attempts': count, 'redlock.outcome': error, 'redlock.wait_ms': Math.round(this.waitedMs) });
       this.notify('failure', () => ({
         resources: this.resources,
+        ...primitiveField(this.primitive),
         attempts: count,
         durationMs: performance.now() - this.start,
         error,
@@ -197,18 +201,18 @@ export class RedlockTelemetry {
   ) {}
 
   /** A probe for one acquisition, or undefined when nothing observes acquisitions. */
-  startAcquire(resources: readonly string[], ttlMs: number, fencing: boolean): AcquireProbe | undefined {
-    const span = this.span('redlock.acquire', () => this.baseAttributes(resources.length, ttlMs));
+  startAcquire(resources: readonly string[], ttlMs: number, fencing: boolean, primitive?: PrimitiveLabel): AcquireProbe | undefined {
+    const span = this.span('redlock.acquire', () => this.baseAttributes(resources.length, ttlMs, primitive));
     if (!span && !this.events.has('acquire') && !this.events.has('wait') && !this.events.has('acquired') && !this.events.has('failure')) {
       return undefined;
     }
-    this.events.notify('acquire', () => ({ resources, ttlMs }));
-    return new AcquireProbe((event, build) => this.events.notify(event, build), resources, ttlMs, fencing, span);
+    this.events.notify('acquire', () => ({ resources, ...primitiveField(primitive), ttlMs }));
+    return new AcquireProbe((event, build) => this.events.notify(event, build), resources, ttlMs, fencing, span, primitive);
   }
 
   /** Runs an extension round, reporting it as `extend`. `run` resolves to the node outcomes. */
   observeExtend(lock: ObservedLock, ttlMs: number, run: () => Promise<readonly NodeOutcome[]>): Promise<void> {
-    const span = this.span('redlock.extend', () => this.baseAttributes(lock.resources.length, ttlMs));
+    const span = this.span('redlock.extend', () => this.baseAttributes(lock.resources.length, ttlMs, primitiveOf(lock)));
     if (!span && !this.events.has('extend')) return run().then(() => undefined);
     const start = performance.now();
     return run().then(
@@ -217,6 +221,7 @@ export class RedlockTelemetry {
         span?.end();
         this.events.notify('extend', () => ({
           resources: lock.resources,
+          ...primitiveField(primitiveOf(lock)),
           ttlMs,
           ok: true,
           durationMs: performance.now() - start,
@@ -228,6 +233,7 @@ export class RedlockTelemetry {
         fail(span, err, { 'redlock.outcome': errorName(err) });
         this.events.notify('extend', () => ({
           resources: lock.resources,
+          ...primitiveField(primitiveOf(lock)),
           ttlMs,
           ok: false,
           durationMs: performance.now() - start,
@@ -241,7 +247,7 @@ export class RedlockTelemetry {
 
   /** Runs a release round, reporting it as `release`. */
   observeRelease<R extends { released: number; nodes: readonly NodeOutcome[] }>(lock: ObservedLock, run: () => Promise<R>): Promise<R> {
-    const span = this.span('redlock.release', () => this.baseAttributes(lock.resources.length));
+    const span = this.span('redlock.release', () => this.baseAttributes(lock.resources.length, undefined, primitiveOf(lock)));
     if (!span && !this.events.has('release')) return run();
     const start = performance.now();
     return run().then((result) => {
@@ -249,6 +255,7 @@ export class RedlockTelemetry {
       span?.end();
       this.events.notify('release', () => ({
         resources: lock.resources,
+        ...primitiveField(primitiveOf(lock)),
         heldMs: start - lock.acquiredAtMono,
         durationMs: performance.now() - start,
         released: result.released,
@@ -264,6 +271,7 @@ export class RedlockTelemetry {
     fail(span, error, { 'redlock.outcome': 'lost' });
     this.events.notify('lost', () => ({
       resources: lock.resources,
+      ...primitiveField(primitiveOf(lock)),
       reason: error.reason,
       heldMs: performance.now() - lock.acquiredAtMono,
       nodes: error.nodes,
@@ -275,8 +283,9 @@ export class RedlockTelemetry {
     return this.scope.tracing ? startSpan(name, attributes) : undefined;
   }
 
-  private baseAttributes(resourceCount: number, ttlMs?: number): Record<string, number> {
+  private baseAttributes(resourceCount: number, ttlMs?: number, primitive?: PrimitiveLabel): Record<string, number | string> {
     return {
+      ...(primitive === undefined ? {} : { 'redlock.primitive': primitive }),
       'redlock.resource_count': resourceCount,
       'redlock.node_count': this.scope.nodeCount,
       'redlock.quorum': this.scope.quorum,

@@ -22,6 +22,7 @@ export {
   type WithLockDefinition,
   type WithLockOptions,
 } from './with-lock.decorator.js';
+export { WithSemaphore, type WithSemaphoreOptions } from './with-semaphore.decorator.js';
 export { LockedResultError } from './locked-result.js';
 export { LockRoute } from './lock-route.decorator.js';
 export type { LockRouteDefinition, LockRouteOptions } from './lock-route.definition.js';

@@ -1,4 +1,14 @@
-import { checkFencing, checkMaxHoldMs, checkTimeoutMs, checkTtl, RedlockArgumentError, type UsingOptions } from '@redlock-nest/core';
+import {
+  checkFencing,
+  checkMaxHoldMs,
+  checkMode,
+  checkPermits,
+  checkTimeoutMs,
+  checkTtl,
+  RedlockArgumentError,
+  type LockMode,
+  type UsingOptions,
+} from '@redlock-nest/core';
 
 /** What a locked call does when the key is held by someone else. */
 export type OnLocked = 'throw' | 'skip';
@@ -25,6 +35,13 @@ export interface LockCallOptions {
   readonly onLocked?: OnLocked;
   /** Obtain a fencing token (`currentLock().fencingToken`). */
   readonly fencing?: boolean;
+  /**
+   * A read-write lock: `'read'` shares the key with other readers, `'write'` excludes them (and
+   * waiting writers keep new readers out). Left out: a plain lock, which excludes both.
+   */
+  readonly mode?: LockMode;
+  /** A semaphore permit of `permits` instead of a lock (set by `@WithSemaphore`). */
+  readonly permits?: number;
   /** Stop extending after this many ms (the lock then expires and its signal aborts). Default: the module's `maxHoldMs`. */
   readonly maxHoldMs?: number;
   /**
@@ -53,6 +70,11 @@ export function checkLockCallOptions(options: unknown, where: string): LockCallO
   }
   if (o.fencing !== undefined) checkFencing(o.fencing, `${where}: fencing`);
   if (o.maxHoldMs !== undefined) checkMaxHoldMs(o.maxHoldMs, `${where}: maxHoldMs`);
+  if (o.mode !== undefined) checkMode(o.mode, `${where}: mode`);
+  if (o.permits !== undefined) checkPermits(o.permits, `${where}: permits`);
+  if (o.permits !== undefined && (o.mode !== undefined || o.fencing === true)) {
+    throw new RedlockArgumentError(`${where}: a semaphore takes neither mode nor fencing (up to \`permits\` holders run at once).`);
+  }
   if (o.redlock !== undefined && (typeof o.redlock !== 'string' || o.redlock === '')) {
     throw new RedlockArgumentError(
       `${where}: redlock must be the name of a RedlockModule.forRoot({ name }) import, got ${String(o.redlock)}.`,
@@ -67,6 +89,8 @@ export function toUsingOptions(options: LockCallOptions): UsingOptions {
   return {
     ...(wait === false ? { retry: false as const } : wait !== undefined ? { timeoutMs: wait } : {}),
     ...(options.fencing ? { fencing: true } : {}),
+    ...(options.mode !== undefined ? { mode: options.mode } : {}),
+    ...(options.permits !== undefined ? { permits: options.permits } : {}),
     ...(options.maxHoldMs !== undefined ? { maxHoldMs: options.maxHoldMs } : {}),
   };
 }

@@ -41,11 +41,14 @@ export function currentLock(resource?: string): Lock | undefined {
   return undefined;
 }
 
-/** The resources among `resources` that the current chain already holds through `owner`. */
-export function heldResources(owner: object, resources: readonly string[]): Set<string> {
+/**
+ * The resources among `resources` that the current chain already holds through `owner` (by a lock
+ * that `covers` the call, when given: a read lock does not cover a write).
+ */
+export function heldResources(owner: object, resources: readonly string[], covers?: (lock: Lock) => boolean): Set<string> {
   const held = new Set<string>();
   for (let frame = storage.getStore(); frame; frame = frame.parent) {
-    if (frame.owner !== owner || !isHeld(frame.lock)) continue;
+    if (frame.owner !== owner || !isHeld(frame.lock) || (covers && !covers(frame.lock))) continue;
     for (const r of frame.lock.resources) if (resources.includes(r)) held.add(r);
   }
   return held;

@@ -1,6 +1,7 @@
-import { LockNotAcquiredError, type AcquireOptions, type Lock, type Redlock, type UsingOptions } from '@redlock-nest/core';
+import { LockNotAcquiredError, primitiveOf, type AcquireOptions, type Lock, type Redlock, type UsingOptions } from '@redlock-nest/core';
 import { toUsingOptions, type LockCallOptions } from './lock-call-options.js';
 import { fenceHeldWithoutFencing, heldResources, runInLockContext } from './lock-context.js';
+import { covers, upgradeRefused, wantedPrimitive } from './lock-primitive.js';
 import type { ResolvedRedlockModuleOptions } from './redlock-options.js';
 
 /** What a lock service needs of its engine: the core `Redlock`, or the testing module's in-memory table. */
@@ -77,14 +78,17 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
     resources: readonly string[],
     options: LockCallOptions,
     body: () => T | Promise<T>,
-    // Named the call in FencingUnavailableError, no longer thrown here; kept for callers.
-    _where = 'A locked call',
+    // Names the call in the error refusing a read-to-write upgrade.
+    where = 'A locked call',
     signal?: AbortSignal,
   ): Promise<T | undefined> {
     // Under an unfenced outer hold, a fenced call gets a fresh token for the lock already held.
     if (options.fencing) await fenceHeldWithoutFencing(this.redlock, resources);
-    const held = heldResources(this.redlock, resources);
+    const wanted = wantedPrimitive(options);
+    const held = heldResources(this.redlock, resources, (lock) => covers(lock, wanted));
     const missing = resources.filter((r) => !held.has(r));
+    const reading = heldResources(this.redlock, missing, (lock) => primitiveOf(lock) === 'read');
+    if (wanted !== 'semaphore' && wanted !== 'read' && reading.size > 0) throw upgradeRefused([...reading], where);
     if (missing.length === 0) return body();
     // Widened: TypeScript does not see the callback below set it, and would narrow it to `false`.
     let entered = false as boolean;

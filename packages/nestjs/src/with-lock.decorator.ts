@@ -84,16 +84,24 @@ function nameOf(target: object, propertyKey: string | symbol): string {
  * ```
  */
 export function WithLock(key: LockKey, options?: WithLockOptions): WithLockDecorator {
+  return lockedMethod('@WithLock', key, options);
+}
+
+/**
+ * `@WithLock` and `@WithSemaphore`: the same wrapper, named after the decorator in errors.
+ * @internal
+ */
+export function lockedMethod(decorator: string, key: LockKey, options: unknown): WithLockDecorator {
   return (target, propertyKey, descriptor) => {
     const where = nameOf(target, propertyKey);
     const original: unknown = descriptor.value;
     if (typeof original !== 'function') {
-      throw new LockKeyError(`@WithLock on ${where}: it decorates methods only (not getters, setters or properties).`);
+      throw new LockKeyError(`${decorator} on ${where}: it decorates methods only (not getters, setters or properties).`);
     }
-    const opts = checkLockCallOptions(options, `@WithLock on ${where}`);
+    const opts = checkLockCallOptions(options, `${decorator} on ${where}`);
     const resolveKey = compileMethodKey(key, unwrap(original), where);
     const kind = lockedReturnKind(unwrap(original), target, propertyKey);
-    const label = `@WithLock on ${where}`;
+    const label = `${decorator} on ${where}`;
 
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
       return runLockedCall(kind, {

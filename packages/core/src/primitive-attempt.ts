@@ -1,0 +1,139 @@
+import { classifyRound, type AttemptFailure } from './attempt-failure.js';
+import { FenceCatchUp, settleFencing, type FencingContext } from './fencing.js';
+import { Lock, type LockOperations } from './lock.js';
+import type { LockNode } from './lock-node.js';
+import type { NodeOutcome } from './node-outcome.js';
+import { labelLock, type PrimitiveLabel } from './primitive-label.js';
+import type { ResolvedRedlockOptions } from './options.js';
+import type { RestartRule } from './restart-rule.js';
+import { runRound, type ParsedReply, type RoundResult } from './round.js';
+
+/**
+ * What read-write locks and semaphores need of their Redlock: its nodes, quorum, the restart
+ * rule's gate, the drift and timeout rules, and the lock operations (extend, release, events)
+ * a held lock delegates to. The Redlock itself is passed; an interface keeps these files
+ * free of an import of redlock.ts.
+ * @internal
+ */
+export interface PrimitiveHost {
+  readonly nodes: readonly LockNode[];
+  readonly quorum: number;
+  readonly options: ResolvedRedlockOptions;
+  readonly restarts: RestartRule | undefined;
+  readonly active: Set<Lock>;
+  readonly ops: LockOperations;
+  counted(node: LockNode, sent: Promise<unknown>): Promise<unknown>;
+  drift(ttlMs: number): number;
+  nodeTimeout(ttlMs: number): number;
+  fencingContext(timeoutMs: number): FencingContext;
+}
+
+/** One attempt of a primitive: what is sent to each node and how the round is read. @internal */
+export interface PrimitiveAttempt {
+  send(node: LockNode): Promise<unknown>;
+  parse(reply: unknown): ParsedReply<string[]>;
+  /** A node that answered after the round resolved (a semaphore frees a slot it does not keep). */
+  late?(index: number, outcome: NodeOutcome, value: readonly string[] | undefined): void;
+  /** Replaces the round's early rule: resolve once this says the outcome is certain (a semaphore's slot vote). */
+  decided?(index: number, outcome: NodeOutcome, value: readonly string[] | undefined): boolean;
+  /** The round as the lock counts it (a semaphore: only the nodes that granted the slot it keeps). */
+  settle?(round: RoundResult<string[]>): RoundResult<string[]>;
+  /** The Redis keys of the lock won (known once the round settled). */
+  lockKeys(): readonly string[];
+  /** Undoes what a failed attempt may have set. Sent, not awaited (see releasePartialHolds). */
+  releasePartial(outcomes: readonly NodeOutcome[]): void;
+  /** Cleans up after a won attempt (a writer leaves the waiting writers where it had to wait). */
+  won?(outcomes: readonly NodeOutcome[]): void;
+}
+
+/** A read lock, a write lock or a semaphore permit on one resource. @internal */
+export interface PrimitiveKind {
+  /** For events, spans and messages: 'read', 'write' or 'semaphore'. */
+  readonly label: PrimitiveLabel;
+  readonly resources: readonly string[];
+  /** The channels a waiter listens on for release notices (stable across retries). */
+  readonly waitKeys: readonly string[];
+  readonly fenceKeys: readonly string[] | undefined;
+  /** The operations a lock of this kind delegates to. */
+  readonly ops: LockOperations;
+  start(token: string, ttlMs: number): PrimitiveAttempt;
+  /** Told of the acquisition's outcome (a writer that gave up stops blocking new readers). */
+  watch?(acquisition: Promise<Lock>): void;
+  /** Called with each lock of this kind once made (a read lock registers its scripts). */
+  adopt?(lock: Lock): void;
+}
+
+/**
+ * One attempt of a primitive: the same steps as a mutex attempt in redlock.ts (restart-rule
+ * gate, early quorum, fencing settle and catch-up, validity minus drift, partial holds
+ * undone), with the per-node command and the reading of the round taken from `kind`.
+ * @internal
+ */
+export async function attemptPrimitive(
+  host: PrimitiveHost,
+  kind: PrimitiveKind,
+  token: string,
+  ttlMs: number,
+): Promise<Lock | AttemptFailure> {
+  const start = performance.now();
+  const timeoutMs = host.nodeTimeout(ttlMs);
+  const attempt = kind.start(token, ttlMs);
+  const fenceKeys = kind.fenceKeys;
+  const catchUp = fenceKeys ? new FenceCatchUp(host.nodes, fenceKeys) : undefined;
+  host.restarts?.noteTtl(ttlMs);
+  const late = (index: number, outcome: NodeOutcome, value: string[] | undefined): void => {
+    attempt.late?.(index, outcome, value);
+    catchUp?.late(index, outcome, value);
+  };
+  const raw = await runRound(
+    host.nodes,
+    (node) => host.counted(node, attempt.send(node)),
+    (reply) => attempt.parse(reply),
+    {
+      quorum: host.quorum,
+      timeoutMs,
+      early: attempt.decided === undefined,
+      late,
+      ...(attempt.decided ? { decided: attempt.decided.bind(attempt) } : {}),
+    },
+  );
+  const round = attempt.settle ? attempt.settle(raw) : raw;
+  let failure: AttemptFailure | undefined;
+  let fencingTokens: ReadonlyMap<string, bigint> | undefined;
+  if (round.ok < host.quorum) {
+    failure = classifyRound(round, host.quorum);
+  } else if (fenceKeys && catchUp) {
+    const fenced = await settleFencing(host.fencingContext(timeoutMs), round, kind.resources, fenceKeys, catchUp);
+    if (fenced.ok) fencingTokens = fenced.tokens;
+    else failure = { kind: 'unavailable', nodes: fenced.nodes, reason: fenced.reason };
+  }
+  const expiresAtMono = (round.sentAt ?? start) + ttlMs - host.drift(ttlMs);
+  if (!failure && expiresAtMono <= performance.now()) {
+    failure = {
+      kind: 'unavailable',
+      nodes: round.outcomes,
+      reason: `a quorum answered, but only after the ${kind.label} lock's validity (${ttlMs} ms minus drift) had run out`,
+      transient: true,
+    };
+  }
+  if (failure) {
+    attempt.releasePartial(round.outcomes);
+    return failure;
+  }
+  attempt.won?.(round.outcomes);
+  const lock = new Lock(
+    {
+      resources: kind.resources,
+      keys: attempt.lockKeys(),
+      value: token,
+      expiresAtMono,
+      nodes: round.outcomes,
+      ...(fencingTokens ? { fencingTokens } : {}),
+    },
+    kind.ops,
+  );
+  kind.adopt?.(lock);
+  labelLock(lock, kind.label);
+  host.active.add(lock);
+  return lock;
+}

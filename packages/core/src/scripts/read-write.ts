@@ -1,0 +1,184 @@
+import { defineScript, type LockNode } from '../lock-node.js';
+import type { ParsedReply } from '../round.js';
+
+/**
+ * What the lock key holds while readers hold the resource. Never an owner token (those are
+ * 22 base64url characters), so a mutex or write acquisition (`SET NX`, `GET == token`) sees
+ * the resource as held, and no owner-checked release or extend of a mutex ever matches it.
+ */
+export const READERS_MARKER = '#readers';
+
+/** The node's own clock in ms: reader and waiting-writer leases are scored by it, as PX expiries are. */
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/**
+ * A write lock on one node: the lock key free (or ours) and no live reader. While blocked,
+ * a waiting writer registers itself (scored by its lease end, node time) so that new readers
+ * are refused until it got its turn: writer preference without starving readers forever,
+ * because a writer that died stops being counted when its lease ends.
+ *
+ * KEYS: lock key, readers ZSET, waiting-writers ZSET, [fence counter]
+ * ARGV: owner token, ttl ms, '1' to fence, waiting lease ms ('0': do not register)
+ * Returns {1, [counter]} when set, {0, ms until a retry may succeed} when held.
+ */
+export const WRITE_ACQUIRE_SCRIPT = defineScript(
+  'rw-write',
+  `${NOW}
+local holder = redis.call('GET', KEYS[1])
+local blocked = -1
+if holder and holder ~= ARGV[1] and holder ~= '${READERS_MARKER}' then
+  blocked = redis.call('PTTL', KEYS[1])
+elseif holder ~= ARGV[1] then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+  if last[2] then blocked = tonumber(last[2]) - now end
+end
+if blocked ~= -1 then
+  local lease = tonumber(ARGV[4])
+  if lease > 0 then
+    redis.call('ZADD', KEYS[3], now + lease, ARGV[1])
+    if redis.call('PTTL', KEYS[3]) < lease then redis.call('PEXPIRE', KEYS[3], lease) end
+  end
+  return {0, blocked}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+if ARGV[3] == '1' then
+  redis.call('INCR', KEYS[4])
+  return {1, redis.call('GET', KEYS[4])}
+end
+return {1}`,
+);
+
+/**
+ * A read lock on one node: no writer holds the lock key and no writer waits (unless we are
+ * already a reader here: a retry after a lost reply). The reader's lease is its score in
+ * the readers ZSET (node time); the lock key holds {@link READERS_MARKER} for at least as
+ * long as the longest lease, so it expires with the last reader.
+ *
+ * KEYS: lock key, readers ZSET, waiting-writers ZSET, [fence counter]
+ * ARGV: owner token, ttl ms, '1' to read the fence counter
+ * Returns {1, [counter]} when granted, {0, pttl or -1} when a writer holds or waits.
+ */
+export const READ_ACQUIRE_SCRIPT = defineScript(
+  'rw-read',
+  `${NOW}
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= '${READERS_MARKER}' then return {0, redis.call('PTTL', KEYS[1])} end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if redis.call('ZCARD', KEYS[3]) > 0 and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return {0, -1} end
+local ttl = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], '${READERS_MARKER}', 'PX', ttl) end
+if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+if ARGV[3] == '1' then
+  return {1, redis.call('GET', KEYS[4]) or '0'}
+end
+return {1}`,
+);
+
+/**
+ * Owner-checked extension of a reader's lease. A lease that already ended is not renewed
+ * (a writer may have held the resource since). The marker is only ever lengthened.
+ *
+ * KEYS: lock key, readers ZSET; ARGV: owner token, ttl ms. Returns 1 when extended, 0 when not ours.
+ */
+export const READ_EXTEND_SCRIPT = defineScript(
+  'rw-read-extend',
+  `${NOW}
+local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not score or tonumber(score) <= now or redis.call('GET', KEYS[1]) ~= '${READERS_MARKER}' then return 0 end
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+return 1`,
+);
+
+/**
+ * Owner-checked release of a reader's lease. The last reader out deletes the marker and
+ * publishes on the lock key (waiting writers listen there); otherwise the marker is
+ * shortened to the longest remaining lease.
+ *
+ * KEYS: lock key, readers ZSET; ARGV: owner token. Returns 1 when our lease was live, 0 otherwise.
+ */
+export const READ_RELEASE_SCRIPT = defineScript(
+  'rw-read-release',
+  `${NOW}
+local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not score then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local marked = redis.call('GET', KEYS[1]) == '${READERS_MARKER}'
+local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+if last[2] then
+  local left = math.max(1, tonumber(last[2]) - now)
+  if marked then redis.call('PEXPIRE', KEYS[1], left) end
+  redis.call('PEXPIRE', KEYS[2], left)
+elseif marked then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', KEYS[1], '1')
+end
+if tonumber(score) > now then return 1 end
+return 0`,
+);
+
+/** Leaves the waiting writers (a writer that gave up waiting). KEYS: waiting-writers ZSET; ARGV: owner token. */
+export const WRITE_ABANDON_SCRIPT = defineScript('rw-write-abandon', `return redis.call('ZREM', KEYS[1], ARGV[1])`);
+
+/** Keys of one resource's read-write lock, in the order the scripts take them. */
+export interface ReadWriteKeys {
+  readonly lock: string;
+  readonly readers: string;
+  readonly writers: string;
+}
+
+/** Sends the write acquisition to one node. */
+export function writeAcquireOnNode(
+  node: LockNode,
+  keys: ReadWriteKeys,
+  fenceKey: string | undefined,
+  token: string,
+  ttlMs: number,
+  waitLeaseMs: number,
+): Promise<unknown> {
+  const all = [keys.lock, keys.readers, keys.writers, ...(fenceKey === undefined ? [] : [fenceKey])];
+  return node.run(WRITE_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1', waitLeaseMs]);
+}
+
+/** Sends the read acquisition to one node. */
+export function readAcquireOnNode(
+  node: LockNode,
+  keys: ReadWriteKeys,
+  fenceKey: string | undefined,
+  token: string,
+  ttlMs: number,
+): Promise<unknown> {
+  const all = [keys.lock, keys.readers, keys.writers, ...(fenceKey === undefined ? [] : [fenceKey])];
+  return node.run(READ_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1']);
+}
+
+/** A reader's extension on one node; `keys` are the read lock's keys: [lock key, readers ZSET]. */
+export function readExtendOnNode(node: LockNode, keys: readonly string[], token: string, ttlMs: number): Promise<unknown> {
+  return node.run(READ_EXTEND_SCRIPT, keys, [token, ttlMs]);
+}
+
+/** A reader's release on one node; `keys` are the read lock's keys: [lock key, readers ZSET]. */
+export function readReleaseOnNode(node: LockNode, keys: readonly string[], token: string): Promise<unknown> {
+  return node.run(READ_RELEASE_SCRIPT, keys, [token]);
+}
+
+/** Withdraws a waiting writer on one node. */
+export function abandonWriteOnNode(node: LockNode, writersKey: string, token: string): Promise<unknown> {
+  return node.run(WRITE_ABANDON_SCRIPT, [writersKey], [token]);
+}
+
+/** Parses either acquisition's reply: the fence counter (as a string) as the value, when fencing. */
+export function parseReadWriteReply(reply: unknown): ParsedReply<string[]> {
+  if (!Array.isArray(reply)) return { status: 'error' };
+  if (Number(reply[0]) === 1) return { status: 'ok', value: reply.slice(1).map(String) };
+  const wait = Number(reply[1]);
+  return wait > 0 ? { status: 'held', ttlMs: wait } : { status: 'held' };
+}

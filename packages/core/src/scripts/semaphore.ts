@@ -1,0 +1,71 @@
+import { defineScript, type LockNode } from '../lock-node.js';
+import type { ParsedReply } from '../round.js';
+
+/**
+ * Takes one permit of a semaphore on one node. A semaphore of N permits is N slots, each
+ * a mutex key (`SET token PX ttl`); a holder needs the SAME slot on a quorum, so each slot
+ * is a Redlock mutex and at most N holders can be valid at once (see docs/primitives.md).
+ *
+ * The scan starts at a slot the caller picked at random for this attempt and is the same
+ * on every node: nodes in the same state pick the same slot, and concurrent acquirers
+ * usually start at different slots. A slot already holding our token (a retry after a
+ * lost reply) is taken again.
+ *
+ * KEYS: the N slot keys; ARGV: owner token, ttl ms, first slot to try (0-based)
+ * Returns {1, slot} when a slot was set, {0, smallest pttl of the slots} when all are held.
+ */
+export const SEMAPHORE_ACQUIRE_SCRIPT = defineScript(
+  'semaphore',
+  `local n = #KEYS
+local first = tonumber(ARGV[3])
+local free = nil
+for j = 0, n - 1 do
+  local i = (first + j) % n + 1
+  local holder = redis.call('GET', KEYS[i])
+  if holder == ARGV[1] then
+    free = i
+    break
+  end
+  if not holder and not free then free = i end
+end
+if free then
+  redis.call('SET', KEYS[free], ARGV[1], 'PX', ARGV[2])
+  return {1, free - 1}
+end
+local soonest = -1
+for i = 1, n do
+  local pttl = redis.call('PTTL', KEYS[i])
+  if pttl > 0 and (soonest < 0 or pttl < soonest) then soonest = pttl end
+end
+return {0, soonest}`,
+);
+
+/**
+ * Sends the permit acquisition to one node. On an acquisition's first attempt (`tryFirstSlot`),
+ * the slot picked first is tried with a plain `SET NX` (no Lua: the common case while the
+ * semaphore is not full, as for the mutex); only when it is taken does the script scan the
+ * others (it also takes a slot already holding our token, which `SET NX` refuses). Retries,
+ * which mean the semaphore was full, scan at once.
+ */
+export function semaphoreAcquireOnNode(
+  node: LockNode,
+  slotKeys: readonly string[],
+  token: string,
+  ttlMs: number,
+  first: number,
+  tryFirstSlot: boolean,
+): Promise<unknown> {
+  if (!tryFirstSlot) return node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]);
+  const key = slotKeys[first]!;
+  return node
+    .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
+    .then((reply) => (reply === 'OK' ? [1, first] : node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first])));
+}
+
+/** The slot the node granted as the value (a one-element array, the shape rounds of acquisitions carry). */
+export function parseSemaphoreReply(reply: unknown): ParsedReply<string[]> {
+  if (!Array.isArray(reply)) return { status: 'error' };
+  if (Number(reply[0]) === 1) return { status: 'ok', value: [String(reply[1])] };
+  const pttl = Number(reply[1]);
+  return pttl > 0 ? { status: 'held', ttlMs: pttl } : { status: 'held' };
+}

@@ -1,0 +1,115 @@
+/**
+ * Semaphores on the quorum: at most N holders of a resource at once. N permits are N slots,
+ * each a Redlock mutex key; a holder owns one slot on a quorum of nodes. Every slot is then a
+ * mutex with the Redlock guarantee, so at most N holders are valid at any moment, tolerating
+ * the same failures as a mutex (a minority of nodes down, paused or restarted under the
+ * restart rule). See docs/primitives.md for why the simpler counting design does not give that.
+ */
+import { randomInt } from 'node:crypto';
+import { RedlockArgumentError } from './errors.js';
+import type { LockOperations } from './lock.js';
+import type { NodeOutcome } from './node-outcome.js';
+import type { PrimitiveAttempt, PrimitiveHost, PrimitiveKind } from './primitive-attempt.js';
+import type { RoundResult } from './round.js';
+import { releaseOnNode, releasePartialHolds } from './scripts/release.js';
+import { parseSemaphoreReply, semaphoreAcquireOnNode } from './scripts/semaphore.js';
+
+/** The slot keys of a semaphore with `permits` permits. */
+export function semaphoreKeys(keyPrefix: string, resource: string, permits: number): string[] {
+  return Array.from({ length: permits }, (_, i) => `${keyPrefix}semaphore:${resource}:${i}`);
+}
+
+function refuseFence(): Promise<never> {
+  return Promise.reject(
+    new RedlockArgumentError('A semaphore permit has no fencing token: up to N holders run at once. Use a lock to order writes.'),
+  );
+}
+
+/**
+ * Keeps the slot granted by the most nodes (ties: the lowest slot); nodes that granted
+ * another slot count as `held` (they are freed at once). Exported for tests.
+ * @internal
+ */
+export function keepOneSlot(round: RoundResult<string[]>): { round: RoundResult<string[]>; slot: number | undefined; others: number[] } {
+  const votes = new Map<number, number>();
+  round.values.forEach((v, i) => {
+    if (round.outcomes[i]!.status === 'ok' && v) votes.set(Number(v[0]), (votes.get(Number(v[0])) ?? 0) + 1);
+  });
+  let slot: number | undefined;
+  for (const [s, n] of votes) if (slot === undefined || n > votes.get(slot)! || (n === votes.get(slot)! && s < slot)) slot = s;
+  const others: number[] = [];
+  let ok = 0;
+  const outcomes: NodeOutcome[] = round.outcomes.map((o, i) => {
+    if (o.status !== 'ok') return o;
+    if (Number(round.values[i]![0]) === slot) {
+      ok++;
+      return o;
+    }
+    others.push(i);
+    return { node: o.node, status: 'held' };
+  });
+  const values = round.values.map((v, i) => (outcomes[i]!.status === 'ok' ? v : undefined));
+  return { round: { outcomes, values, ok, sentAt: round.sentAt }, slot, others };
+}
+
+/**
+ * One permit of the semaphore `resource` with `permits` permits.
+ * @internal
+ */
+export function semaphoreKind(host: PrimitiveHost, resource: string, permits: number): PrimitiveKind {
+  const slotKeys = semaphoreKeys(host.options.keyPrefix, resource, permits);
+  const ops: LockOperations = { ...host.ops, fence: refuseFence };
+  let attempts = 0;
+  return {
+    label: 'semaphore',
+    resources: [resource],
+    waitKeys: slotKeys,
+    fenceKeys: undefined,
+    ops,
+    start: (token, ttlMs): PrimitiveAttempt => {
+      // A retry means the semaphore was full: scan at once instead of trying one slot first.
+      const tryFirstSlot = attempts++ === 0;
+      // Every node scans from the same random slot: nodes in the same state grant the same slot.
+      const first = randomInt(permits);
+      let kept: number | undefined;
+      // Late grants seen before the round was settled (their replies can be read in the same tick).
+      let early: Array<[number, number]> | undefined = [];
+      const free = (index: number, slot: number): void => {
+        releaseOnNode(host.nodes[index]!, [slotKeys[slot]!], token).catch(() => undefined);
+      };
+      // The round is decided once one slot has a quorum, or no slot can still reach one.
+      const votes = new Map<number, number>();
+      let answered = 0;
+      const decided = (_index: number, outcome: NodeOutcome, value: readonly string[] | undefined): boolean => {
+        answered++;
+        let best = 0;
+        if (outcome.status === 'ok' && value) votes.set(Number(value[0]), (votes.get(Number(value[0])) ?? 0) + 1);
+        for (const n of votes.values()) best = Math.max(best, n);
+        return best >= host.quorum || best + (host.nodes.length - answered) < host.quorum;
+      };
+      return {
+        send: (node) => semaphoreAcquireOnNode(node, slotKeys, token, ttlMs, first, tryFirstSlot),
+        decided,
+        parse: parseSemaphoreReply,
+        settle: (raw) => {
+          const { round, slot, others } = keepOneSlot(raw);
+          kept = round.ok >= host.quorum ? slot : undefined;
+          for (const i of others) free(i, Number(raw.values[i]![0]));
+          for (const [i, s] of early ?? []) if (kept !== undefined && s !== kept) free(i, s);
+          early = undefined;
+          return round;
+        },
+        // A late grant of the kept slot is part of the lock; any other is freed (a failed
+        // attempt's late grants are undone by releasePartial, sent after them on the same connection).
+        late: (index, outcome, value) => {
+          if (outcome.status !== 'ok' || !value) return;
+          const slot = Number(value[0]);
+          if (early) early.push([index, slot]);
+          else if (kept !== undefined && slot !== kept) free(index, slot);
+        },
+        lockKeys: () => [slotKeys[kept!]!],
+        releasePartial: (outcomes) => releasePartialHolds(host.nodes, outcomes, slotKeys, token),
+      };
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Semaphores on 5 real redis-server processes: at most N holders, a permit freed by release
+ * or expiry, nodes that disagree on the free slot, and the bound with a minority of nodes
+ * killed, paused or restarted empty.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { LockLostError, RedlockArgumentError, type Redlock } from '@redlock-nest/core';
+import { DEFAULT_PREFIX, rejection, uniqueResource, until, useFixture } from './helpers.js';
+import { heal, hold, inject, maxOverlap, type Fault, type Interval } from './intervals.js';
+
+const slot = (resource: string, i: number): string => `${DEFAULT_PREFIX}semaphore:${resource}:${i}`;
+const tick = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const ALL = [0, 1, 2, 3, 4];
+
+describe('semaphore', () => {
+  const fx = useFixture(5);
+
+  it('grants N permits, refuses the next, and grants it again once one is released', async () => {
+    const redlock = fx.redlock();
+    const resource = uniqueResource('sem-basic');
+    const held = [];
+    for (let i = 0; i < 3; i++) held.push(await redlock.acquire(resource, 10_000, { permits: 3 }));
+    expect(new Set(held.map((l) => l.value)).size).toBe(3);
+    expect(await redlock.tryAcquire(resource, 10_000, { permits: 3 })).toBeNull();
+    // A semaphore is not the lock of the same name.
+    const lock = await redlock.acquire(resource, 10_000);
+    await lock.release();
+    await held[1]!.release();
+    const again = await redlock.acquire(resource, 10_000, { permits: 3 });
+    expect(await redlock.tryAcquire(resource, 10_000, { permits: 3 })).toBeNull();
+    await Promise.all([again, held[0]!, held[2]!].map((l) => l.release()));
+  });
+
+  it('frees an expired permit, extends and releases owner-checked', async () => {
+    const redlock = fx.redlock();
+    const resource = uniqueResource('sem-expiry');
+    const short = await redlock.acquire(resource, 300, { permits: 1 });
+    // The waiter gets the permit when the holder's TTL runs out, without a release.
+    const next = await redlock.acquire(resource, 10_000, { permits: 1, timeoutMs: 5_000 });
+    expect(short.remainingMs).toBe(0);
+    expect(await rejection(short.extend(1_000))).toBeInstanceOf(LockLostError);
+    expect((await short.release()).released).toBe(0);
+    await next.extend(20_000);
+    expect(next.remainingMs).toBeGreaterThan(10_000);
+    expect(await redlock.tryAcquire(resource, 10_000, { permits: 1 })).toBeNull();
+    expect(await rejection(next.fence())).toBeInstanceOf(RedlockArgumentError);
+    expect((await next.release()).released).toBeGreaterThanOrEqual(3);
+  });
+
+  it('keeps one slot on a quorum when nodes disagree on the free slot, and frees the other', async () => {
+    const redlock = fx.redlock();
+    const resource = uniqueResource('sem-split');
+    // Slot 0 taken on nodes 0-1, slot 1 on nodes 2-4: each node has exactly one free slot.
+    await Promise.all([0, 1].map((i) => fx.node(i).set(slot(resource, 0), 'x', 'PX', 60_000)));
+    await Promise.all([2, 3, 4].map((i) => fx.node(i).set(slot(resource, 1), 'y', 'PX', 60_000)));
+    const lock = await redlock.acquire(resource, 10_000, { permits: 2 });
+    // Nodes 2-4 granted slot 0 (a quorum): kept. Nodes 0-1 granted slot 1: freed at once.
+    await until(
+      async () => (await Promise.all([0, 1].map((i) => fx.node(i).get(slot(resource, 1))))).every((v) => v === null),
+      'the minority grant is freed',
+    );
+    expect(await Promise.all([2, 3, 4].map((i) => fx.node(i).get(slot(resource, 0))))).toEqual([lock.value, lock.value, lock.value]);
+    // Slot 0 is ours on a quorum and slot 1 is y's on a quorum: the semaphore is full.
+    expect(await redlock.tryAcquire(resource, 10_000, { permits: 2 })).toBeNull();
+    await lock.release();
+  });
+
+  it('refuses bad permits, fencing, a mode and several resources, naming the fix', async () => {
+    const redlock = fx.redlock();
+    for (const [options, text] of [
+      [{ permits: 0 }, /at least 1/],
+      [{ permits: 2.5 }, /whole number/],
+      [{ permits: 5000 }, /at most 1024/],
+      [{ permits: 2, fencing: true }, /no fencing token/],
+      [{ permits: 2, mode: 'read' }, /do not combine/],
+    ] as const) {
+      const err = await rejection(redlock.acquire('sem-bad', 1_000, options));
+      expect(err).toBeInstanceOf(RedlockArgumentError);
+      expect(String(err.message)).toMatch(text);
+    }
+    expect(String((await rejection(redlock.acquire(['a', 'b'], 1_000, { permits: 2 }))).message)).toMatch(/one resource/);
+  });
+
+  describe.each<[Fault]>([['none'], ['kill'], ['pause'], ['restart-empty']])('with a minority of nodes: %s', (fault) => {
+    it('never has more than N holders at once, and does reach N', async () => {
+      const resource = uniqueResource(`sem-${fault}`);
+      const permits = 3;
+      const options = { nodeTimeoutMs: 100, retry: { retries: Infinity, delayMs: 5, jitterMs: 20 } } as const;
+      const redlocks: Redlock[] = [fx.redlock(options), fx.redlock(options), fx.redlock(options)];
+      const intervals: Interval[] = [];
+      let done = 0;
+      const loop = async (redlock: Redlock): Promise<void> => {
+        for (let i = 0; i < 10; i++) {
+          const lock = await redlock.acquire(resource, 2_000, { permits });
+          await hold(lock, 'permit', intervals, () => tick(5));
+          done++;
+        }
+      };
+      const run = Promise.all(redlocks.flatMap((r) => [loop(r), loop(r), loop(r)]));
+      await until(() => done >= 10, 'the run is under way');
+      await inject(fault, fx.cluster, [3, 4], redlocks);
+      await run;
+      await heal(fault, fx.cluster, [3, 4]);
+      expect(intervals).toHaveLength(90);
+      expect(maxOverlap(intervals)).toBeLessThanOrEqual(permits);
+      expect(maxOverlap(intervals)).toBe(permits);
+      // Every holder and every failed attempt cleaned up after itself on the nodes that stayed up.
+      await until(
+        async () =>
+          (await Promise.all(ALL.slice(0, 3).map((i) => fx.node(i).keys(`${DEFAULT_PREFIX}semaphore:${resource}:*`)))).every(
+            (k) => k.length === 0,
+          ),
+        'every slot was freed',
+      );
+    });
+  });
+});
