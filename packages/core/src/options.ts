@@ -27,6 +27,12 @@ export interface AcquireOptions {
   readonly timeoutMs?: number;
   /** Obtain a fencing token (`lock.fencingToken`). Costs at most one extra round trip. */
   readonly fencing?: boolean;
+  /**
+   * Wait in a FIFO queue kept on the nodes: the lock goes to waiters in order of arrival,
+   * across processes, and a release wakes only the next one (see docs/fair-lock.md).
+   * One resource per fair acquisition. Default: the Redlock's `fair` (false).
+   */
+  readonly fair?: boolean;
 }
 
 /** Options of `using()`: an acquisition plus the watchdog that keeps the lock alive. */
@@ -86,6 +92,13 @@ export interface RedlockOptions {
    * Default: `console.warn`. Pass `() => {}` to silence. Never receives tokens or passwords.
    */
   readonly onWarning?: (message: string) => void;
+  /** Default of every acquisition's `fair` option. Default false. */
+  readonly fair?: boolean;
+  /**
+   * How long a fair waiter keeps its place after its process stopped (died, paused, cut
+   * off): its process refreshes a liveness key every third of this. Default 2000.
+   */
+  readonly fairWaiterTtlMs?: number;
 }
 
 /** A policy with every field present. */
@@ -107,6 +120,8 @@ export interface ResolvedRedlockOptions {
   readonly restartRule: false | { readonly maxTtlMs: number };
   readonly tracing: boolean;
   readonly onWarning: (message: string) => void;
+  readonly fair: boolean;
+  readonly fairWaiterTtlMs: number;
 }
 
 /** The single source of default values. */
@@ -124,6 +139,8 @@ export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
   restartRule: Object.freeze({ maxTtlMs: 0 }),
   tracing: true,
   onWarning: (message: string) => console.warn(`[redlock] ${message}`),
+  fair: false,
+  fairWaiterTtlMs: 2_000,
 });
 
 /** Largest TTL accepted: 2^31-1 ms, the largest delay a Node.js timer can wait. */
@@ -227,6 +244,11 @@ export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions 
     restartRule: resolveRestartRule(o.restartRule),
     tracing: o.tracing ?? d.tracing,
     onWarning: o.onWarning ?? d.onWarning,
+    fair: checkFair(o.fair, 'fair') ?? d.fair,
+    fairWaiterTtlMs:
+      o.fairWaiterTtlMs === undefined
+        ? d.fairWaiterTtlMs
+        : checkNumber(o.fairWaiterTtlMs, 'fairWaiterTtlMs', { min: 30, integer: true, max: MAX_TTL_MS }),
   };
 }
 
@@ -242,6 +264,11 @@ function resolveRestartRule(value: RedlockOptions['restartRule'] | undefined): R
   return { maxTtlMs };
 }
 
+function checkFair(value: unknown, what: string): boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') fail(`${what} must be a boolean, got ${describe(value)}.`);
+  return value;
+}
+
 /** Validates per-call options. */
 export function checkAcquireOptions(options: unknown, what = 'acquire options'): AcquireOptions & UsingOptions {
   checkObject(options, what);
@@ -254,5 +281,6 @@ export function checkAcquireOptions(options: unknown, what = 'acquire options'):
     fail(`${what}.fencing must be a boolean, got ${describe(o.fencing)}.`);
   }
   if (o.maxHoldMs !== undefined) checkNumber(o.maxHoldMs, `${what}.maxHoldMs`, { min: 1, allowInfinity: true });
+  checkFair(o.fair, `${what}.fair`);
   return o;
 }

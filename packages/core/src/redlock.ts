@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { LockNotAcquiredError, QuorumUnavailableError, RedlockArgumentError, RedlockClosedError } from './errors.js';
 import { classifyRound, type AttemptFailure } from './attempt-failure.js';
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
+import { FairQueue, type FairSession } from './fair-queue.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { IndependenceWatch } from './independence-watch.js';
 import { settleExtend } from './extend-outcome.js';
@@ -27,7 +28,7 @@ import { toClient, type RedisNodeInput } from './redis-client.js';
 import { runRound } from './round.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
-import { parseReleaseReply, releaseOnNode, releasePartialHolds } from './scripts/release.js';
+import { parseReleaseReply, releasePartialHolds } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { RestartRule } from './restart-rule.js';
 import { jittered } from './wait.js';
@@ -69,6 +70,8 @@ export class Redlock extends RedlockTelemetry {
   protected readonly releaseNotices: ReleaseNotifier;
   /** @internal Keeps restarted nodes out of quorums for the largest TTL in use (see restart-rule.ts). */
   readonly restarts: RestartRule | undefined;
+  /** @internal FIFO queues of `fair: true` acquisitions (see fair-queue.ts). */
+  readonly fair: FairQueue;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     super();
@@ -102,6 +105,7 @@ export class Redlock extends RedlockTelemetry {
       created.map((node) => node.client),
       { quorum: this.quorum, lingerMs: 3 * this.options.nodeTimeoutMs + 100 },
     );
+    this.fair = new FairQueue(created, this.quorum, this.options);
     this.ops = {
       extend: (lock, ttlMs) => this.observeExtend(lock, ttlMs, () => this.extendLock(lock, ttlMs)),
       release: (lock) => {
@@ -149,7 +153,8 @@ export class Redlock extends RedlockTelemetry {
     if (this.options.checkIndependence) await this.checkIndependence();
     // Events and spans: no probe (no cost) when nobody listens and nothing records.
     const probe = this.startAcquire(resources, ttlMs, opts.fencing === true);
-    const acquisition = this.acquireLoop(resources, ttlMs, opts, retry, probe);
+    const loop = (session?: FairSession): Promise<Lock> => this.acquireLoop(resources, ttlMs, opts, retry, probe, session);
+    const acquisition = this.fair.around(resources, opts.fair ?? this.options.fair, loop);
     return probe ? probe.track(acquisition) : acquisition;
   }
 
@@ -160,6 +165,7 @@ export class Redlock extends RedlockTelemetry {
     opts: AcquireOptions,
     retry: ResolvedRetry | false,
     probe: AcquireProbe | undefined,
+    fair?: FairSession,
   ): Promise<Lock> {
     const keys = resources.map((r) => this.lockKey(r));
     const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
@@ -173,7 +179,7 @@ export class Redlock extends RedlockTelemetry {
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       this.assertOpen();
-      const pending = this.attempt(resources, keys, fenceKeys, token, ttlMs);
+      const pending = this.attempt(resources, keys, fenceKeys, token, ttlMs, fair?.sender(keys[0]!, fenceKeys?.[0], token, ttlMs));
       this.attempting.add(pending);
       const result = await pending.finally(() => this.attempting.delete(pending));
       if (result instanceof Lock) {
@@ -212,7 +218,7 @@ export class Redlock extends RedlockTelemetry {
       // A deadline, not a budget of whole delays: wait out what is left (a notice may come).
       const wait = jittered(retry.delayMs, retry.jitterMs);
       probe?.wait(attempt, Math.min(wait, left), result.nodes, retryAfterMs);
-      await this.waitForRetry(keys, wait, signal, left);
+      await (fair ? fair.wait(wait, signal, left) : this.waitForRetry(keys, wait, signal, left));
       probe?.resumed();
     }
   }
@@ -358,7 +364,7 @@ export class Redlock extends RedlockTelemetry {
       for (const lock of held) lock.lose('released');
       await Promise.all(held.map((lock) => lock.release()));
       this.restarts?.close();
-      await Promise.all([this.releaseNotices.close(), ...this.nodes.map((node) => node.close())]);
+      await Promise.all([this.releaseNotices.close(), this.fair.close(), ...this.nodes.map((node) => node.close())]);
     })();
     return this.closing;
   }
@@ -420,6 +426,7 @@ export class Redlock extends RedlockTelemetry {
     fenceKeys: readonly string[] | undefined,
     token: string,
     ttlMs: number,
+    send?: (node: LockNode) => Promise<unknown>,
   ): Promise<Lock | AttemptFailure> {
     const start = performance.now();
     const timeoutMs = this.nodeTimeout(ttlMs);
@@ -428,7 +435,7 @@ export class Redlock extends RedlockTelemetry {
     this.restarts?.noteTtl(ttlMs);
     const round = await runRound(
       this.nodes,
-      (node) => this.counted(node, acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
+      (node) => this.counted(node, send ? send(node) : acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
       parseAcquireReply,
       { quorum: this.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
     );
@@ -480,7 +487,7 @@ export class Redlock extends RedlockTelemetry {
     this.active.delete(lock);
     // Resolves once a majority answered: then the lock is free for others. The remaining
     // nodes' releases are already sent and still apply; their outcomes stay 'pending'.
-    const round = await runRound(this.nodes, (node) => releaseOnNode(node, lock.keys, lock.value), parseReleaseReply, {
+    const round = await runRound(this.nodes, this.fair.releaser(lock), parseReleaseReply, {
       quorum: this.quorum,
       timeoutMs: this.options.nodeTimeoutMs,
       early: false,
