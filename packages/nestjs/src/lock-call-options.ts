@@ -11,6 +11,7 @@ export type OnLocked = 'throw' | 'skip';
  * ```ts
  * @WithLock('report:daily', { onLocked: 'skip' })         // cron dedupe: other instances skip
  * @WithLock('order:<id>', { wait: 2_000, fencing: true }) // wait up to 2 s, get a fencing token
+ * @WithLock('invoice:<id>', { fair: true })               // waiters get it in order of arrival, across instances
  * ```
  */
 export interface LockCallOptions {
@@ -26,6 +27,8 @@ export interface LockCallOptions {
   readonly onLocked?: OnLocked;
   /** Obtain a fencing token (`currentLock().fencingToken`). */
   readonly fencing?: boolean;
+  /** Wait in a FIFO queue across processes (the core's `fair` option; one resource). Default: the Redlock's `fair`. */
+  readonly fair?: boolean;
   /** Stop extending after this many ms (the lock then expires and its signal aborts). Default: the module's `maxHoldMs`. */
   readonly maxHoldMs?: number;
   /**
@@ -55,6 +58,9 @@ export function checkLockCallOptions(options: unknown, where: string): LockCallO
   if (o.fencing !== undefined && typeof o.fencing !== 'boolean') {
     throw new LockKeyError(`${where}: fencing must be a boolean, got ${String(o.fencing)}.`);
   }
+  if (o.fair !== undefined && typeof o.fair !== 'boolean') {
+    throw new LockKeyError(`${where}: fair must be a boolean, got ${String(o.fair)}.`);
+  }
   if (o.maxHoldMs !== undefined && !(typeof o.maxHoldMs === 'number' && o.maxHoldMs >= 1)) {
     throw new LockKeyError(`${where}: maxHoldMs must be a number of ms ≥ 1, got ${String(o.maxHoldMs)}.`);
   }
@@ -70,6 +76,7 @@ export function toUsingOptions(options: LockCallOptions): UsingOptions {
   return {
     ...(wait === false ? { retry: false as const } : wait !== undefined ? { timeoutMs: wait } : {}),
     ...(options.fencing ? { fencing: true } : {}),
+    ...(options.fair !== undefined ? { fair: options.fair } : {}),
     ...(options.maxHoldMs !== undefined ? { maxHoldMs: options.maxHoldMs } : {}),
   };
 }
