@@ -27,11 +27,15 @@ describe('fair lock across processes', () => {
   const fx = useFixture(3);
 
   function spawnWaiter(resource: string, name: string, waiterTtlMs: number): Waiter {
-    const child = spawn(process.execPath, [...CHILD_GUARD_ARGS, WAITER, ENTRY, JSON.stringify(fx.urls), resource, name, String(waiterTtlMs)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...CHILD_GUARD_ARGS, WAITER, ENTRY, JSON.stringify(fx.urls), resource, name, String(waiterTtlMs)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const lines: string[] = [];
-    child.stdout!.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+    child.stdout.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     return { name, child, lines, exited };
   }

@@ -38,13 +38,18 @@ describe('fair lock', () => {
     const done: Array<Promise<void>> = [];
     for (const [i, redlock] of redlocks.entries()) {
       done.push(
-        redlock.using(resource, 10_000, async () => {
-          inside++;
-          expect(inside).toBe(1);
-          order.push(i);
-          await new Promise((resolve) => setImmediate(resolve));
-          inside--;
-        }, { fair: true }),
+        redlock.using(
+          resource,
+          10_000,
+          async () => {
+            inside++;
+            expect(inside).toBe(1);
+            order.push(i);
+            await new Promise((resolve) => setImmediate(resolve));
+            inside--;
+          },
+          { fair: true },
+        ),
       );
       await queued(resource, i + 1, nodes);
     }
@@ -119,5 +124,93 @@ describe('fair lock', () => {
     await queued(resource, 1);
     await held.release();
     await (await waiting).release();
+  });
+});
+
+describe('fair lock with a minority of nodes failing', () => {
+  const fx = useFixture(3, { each: true });
+  const fast = { nodeTimeoutMs: 100, retry: SLOW_POLL };
+
+  /** Queues the Redlocks' waiters in order while `held` is held, on the listed nodes; resolves with the grant order. */
+  async function order(
+    resource: string,
+    held: Lock,
+    redlocks: Redlock[],
+    nodes: number[],
+    between?: () => Promise<void>,
+  ): Promise<number[]> {
+    const granted: number[] = [];
+    let inside = 0;
+    const done: Array<Promise<void>> = [];
+    for (const [i, redlock] of redlocks.entries()) {
+      const run = async (): Promise<void> => {
+        inside++;
+        expect(inside).toBe(1);
+        granted.push(i);
+        await new Promise((resolve) => setImmediate(resolve));
+        inside--;
+      };
+      done.push(redlock.using(resource, 10_000, run, { fair: true }));
+      await until(
+        async () => (await Promise.all(nodes.map((n) => fx.node(n).zcard(queueKey(resource))))).every((c) => c === i + 1),
+        `${i + 1} queued`,
+      );
+    }
+    await between?.();
+    await held.release();
+    await Promise.all(done);
+    return granted;
+  }
+
+  it('keeps the order with a node down', async () => {
+    const resource = uniqueResource('down');
+    await fx.cluster.server(2).kill();
+    const holder = fx.redlock(fast);
+    const held = await holder.acquire(resource, 10_000, { fair: true });
+    const waiters = Array.from({ length: 4 }, () => fx.redlock(fast));
+    expect(await order(resource, held, waiters, [0, 1])).toEqual([0, 1, 2, 3]);
+  });
+
+  it('keeps the order while a node is paused', async () => {
+    const resource = uniqueResource('paused');
+    const holder = fx.redlock(fast);
+    const held = await holder.acquire(resource, 10_000, { fair: true });
+    const waiters = Array.from({ length: 4 }, () => fx.redlock(fast));
+    const paused = order(resource, held, waiters, [0, 1, 2], () => Promise.resolve(fx.cluster.server(2).pause()));
+    expect(await paused).toEqual([0, 1, 2, 3]);
+  });
+
+  it('keeps the order when a node restarts empty mid-queue', async () => {
+    const resource = uniqueResource('restarted');
+    const holder = fx.redlock(fast);
+    const held = await holder.acquire(resource, 10_000, { fair: true });
+    const waiters = Array.from({ length: 4 }, () => fx.redlock(fast));
+    const restart = async (): Promise<void> => {
+      await fx.cluster.server(0).restart();
+      expect(await fx.node(0).zcard(queueKey(resource))).toBe(0);
+    };
+    expect(await order(resource, held, waiters, [0, 1, 2], restart)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('a late arrival on a restarted node still queues behind the waiters it lost', async () => {
+    const resource = uniqueResource('late');
+    const holder = fx.redlock(fast);
+    const held = await holder.acquire(resource, 10_000, { fair: true });
+    const early = [fx.redlock(fast), fx.redlock(fast)];
+    const late = fx.redlock(fast);
+    const granted: string[] = [];
+    const done = early.map(async (r, i) => {
+      await until(async () => (await fx.node(1).zcard(queueKey(resource))) === i, 'previous queued');
+      await r.using(resource, 10_000, () => void granted.push(`early${i}`), { fair: true });
+    });
+    await until(async () => (await fx.node(1).zcard(queueKey(resource))) === 2, 'both queued');
+    await fx.cluster.server(0).restart();
+    // Node 0 lost the queue and its ticket counter: the late waiter's ticket there is 1,
+    // but its agreed ticket is the largest of a quorum's, so it queues last everywhere.
+    const lateDone = late.using(resource, 10_000, () => void granted.push('late'), { fair: true });
+    await until(async () => (await fx.node(1).zcard(queueKey(resource))) === 3, 'late queued');
+    await held.release();
+    await Promise.all([...done, lateDone]);
+    expect(granted).toEqual(['early0', 'early1', 'late']);
   });
 });

@@ -93,7 +93,11 @@ describe('fair @WithLock and @LockRoute', () => {
     const server = app.getHttpServer() as Parameters<typeof request>[0];
     const calls: Array<Promise<unknown>> = [];
     for (const [i, who] of ['x', 'y', 'z'].entries()) {
-      calls.push(request(server).post(`/jobs/${id}/${who}`).then((res) => expect(res.status).toBe(201)));
+      calls.push(
+        request(server)
+          .post(`/jobs/${id}/${who}`)
+          .then((res) => expect(res.status).toBe(201)),
+      );
       await queued(`job:${id}`, i + 1);
     }
     await held.release();
@@ -105,7 +109,7 @@ describe('fair @WithLock and @LockRoute', () => {
     const decorate = (): void => {
       class Bad {
         @WithLock('k', { fair: 'yes' as unknown as boolean })
-        run(): void {}
+        async run(): Promise<void> {}
       }
       void Bad;
     };
