@@ -19,6 +19,7 @@ export type ContenderName =
   | 'redlock-nest'
   | 'redlock-nest (polling)'
   | 'redlock-nest (no restart rule)'
+  | 'redlock-nest (fair)'
   | 'redlock 5 beta'
   | '@sesamecare-oss/redlock'
   | 'redis-semaphore'
@@ -41,15 +42,15 @@ class PollingRedlock extends OurRedlock {
   }
 }
 
-function ours(name: ContenderName, urls: readonly string[], polling: boolean, restartRule = true): Contender {
-  const options = { retry: { retries: Infinity }, ...(restartRule ? {} : { restartRule: false as const }) };
+function ours(name: ContenderName, urls: readonly string[], polling: boolean, restartRule = true, fair = false): Contender {
+  const options = { retry: { retries: Infinity }, fair, ...(restartRule ? {} : { restartRule: false as const }) };
   const redlock = polling ? new PollingRedlock([...urls], options) : new OurRedlock([...urls], options);
   return {
     name,
     acquire: (resource, ttlMs) => redlock.acquire(resource, ttlMs),
     close: () => redlock.close(),
     // A protected member: read for diagnostics only.
-    waitStats: () => ({ ...(redlock as unknown as { releaseNotices: { stats: object } }).releaseNotices.stats }),
+    waitStats: () => ({ ...(redlock as unknown as { releaseNotices: { stats: object } }).releaseNotices.stats, fair: redlock.fair.stats }),
   };
 }
 
@@ -133,6 +134,9 @@ export async function createContender(name: ContenderName, urls: readonly string
       return ours(name, urls, false);
     case 'redlock-nest (polling)':
       return ours(name, urls, true);
+    case 'redlock-nest (fair)':
+      // Waiters queue on the nodes (FIFO across processes); a release wakes only the next one.
+      return ours(name, urls, false, true, true);
     case 'redlock-nest (no restart rule)':
       // What the restart rule costs in the steady state (one INFO per connect, one `.then` per reply).
       return ours(name, urls, false, false);

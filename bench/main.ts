@@ -80,7 +80,7 @@ async function uncontended(nodes: BenchNodes): Promise<void> {
 }
 
 async function contention(nodes: BenchNodes, mode: 'in-process' | 'multi-process', holdMs = 1, rounds = cfg.contRounds): Promise<void> {
-  const names: ContenderName[] = [OURS, 'redlock-nest (polling)', ...PEERS];
+  const names: ContenderName[] = [OURS, 'redlock-nest (polling)', 'redlock-nest (fair)', ...PEERS];
   const runs = new Map<ContenderName, ContentionRun[]>();
   for (let round = 0; round < rounds; round++) {
     for (const name of rotate(names, round)) {

@@ -43,6 +43,7 @@ export class FairQueue {
   private beatTimer: NodeJS.Timeout | undefined;
   private lastActive = 0;
   private nextWaiter = 0;
+  private readonly unsent = new Set<() => Promise<unknown>>();
   private closed = false;
 
   readonly settings: FairQueueSettings;
@@ -116,6 +117,14 @@ export class FairQueue {
     return (node) => fairReleaseOnNode(node, lock.keys[0]!, fair.queueKey, lock.value, this.noticePrefix);
   }
 
+  /**
+   * A leave that failed (node down, connection lost) is sent again with each heartbeat until
+   * it lands: a live process' stale entry would otherwise block that node's queue.
+   */
+  retryLater(send: () => Promise<unknown>): void {
+    if (!this.closed) this.unsent.add(send);
+  }
+
   /** Stops the heartbeat and closes the notice connections. */
   async close(): Promise<void> {
     this.closed = true;
@@ -138,11 +147,16 @@ export class FairQueue {
     const beat = (): Promise<unknown> => Promise.allSettled(this.nodes.map((node) => fairAliveOnNode(node, key, ttl)));
     const tick = (): void => {
       if (this.closed) return;
-      if (this.sessions.size === 0 && performance.now() - this.lastActive > ttl) {
+      if (this.sessions.size === 0 && this.unsent.size === 0 && performance.now() - this.lastActive > ttl) {
         this.beatTimer = undefined;
         return;
       }
       void beat();
+      for (const send of this.unsent)
+        send().then(
+          () => this.unsent.delete(send),
+          () => undefined,
+        );
       this.beatTimer = setTimeout(tick, ttl / 3);
       this.beatTimer.unref();
     };
@@ -202,6 +216,8 @@ export class FairSession {
   private wakeUp: ((reason: FairWake) => void) | undefined;
   /** The lock key of the last attempt (the leave script hands on only while it is free). */
   private lockKey = '';
+  /** Set once the acquisition ended: a reply arriving later that queued us is undone. */
+  private finished = false;
 
   constructor(
     private readonly queue: FairQueue,
@@ -222,14 +238,19 @@ export class FairSession {
     await this.queue.start(this);
     try {
       const lock = await loop(this);
+      this.finished = true;
       this.queue.end(this);
       this.queue.granted(lock, this.queueKey);
-      // A grant leaves the queue where it was granted; a node that did not grant may still list us.
-      if (this.ticket > 0) this.leave(lock.acquireNodes.map((o) => o.status !== 'ok'));
+      // A grant leaves the queue where it granted. A node that refused (we are queued there) or
+      // failed leaves now; one still pending leaves when its reply comes (see send).
+      lock.acquireNodes.forEach((o, i) => {
+        if (o.status === 'held' || o.status === 'error' || o.status === 'timeout') this.leave(i);
+      });
       return lock;
     } catch (err) {
+      this.finished = true;
       this.queue.end(this);
-      if (this.ticket > 0) this.leave();
+      this.nodes.forEach((_, i) => this.leave(i));
       throw err;
     }
   }
@@ -246,11 +267,19 @@ export class FairSession {
     this.lockKey = lockKey;
     this.places[index] = undefined;
     const keys = { lock: lockKey, queue: this.queueKey, counter: this.counterKey, ...(fenceKey ? { fence: fenceKey } : {}) };
-    return fairAcquireOnNode(node, keys, token, ttlMs, this.waiter, this.ticket, this.mode, this.queue.livenessPrefix).then((reply) => {
-      const place = fairPlace(reply);
-      if (place) this.places[index] = place;
-      return reply;
-    });
+    const sent = fairAcquireOnNode(node, keys, token, ttlMs, this.waiter, this.ticket, this.mode, this.queue.livenessPrefix);
+    return sent.then(
+      (reply) => {
+        const place = fairPlace(reply);
+        if (place && this.finished) this.leave(index);
+        else if (place) this.places[index] = place;
+        return reply;
+      },
+      (err: unknown) => {
+        if (this.finished) this.leave(index);
+        throw err;
+      },
+    );
   }
 
   /** After a failed attempt: waits for a notice naming us, or the fallback poll. */
@@ -320,11 +349,11 @@ export class FairSession {
     this.seenCount = 0;
   }
 
-  /** Leaves the queue on the nodes chosen (sent, not awaited: a lost leave costs one liveness TTL). */
-  private leave(on?: readonly boolean[]): void {
-    this.nodes.forEach((node, i) => {
-      if (on && on[i] !== true) return;
-      fairLeaveOnNode(node, this.lockKey, this.queueKey, this.waiter, this.queue.noticePrefix).catch(() => undefined);
-    });
+  /** Leaves the queue on node `i` (sent, not awaited; retried with the heartbeat when it fails). */
+  private leave(i: number): void {
+    const node = this.nodes[i]!;
+    const { lockKey, queueKey, waiter } = this;
+    const send = (): Promise<unknown> => fairLeaveOnNode(node, lockKey, queueKey, waiter, this.queue.noticePrefix);
+    send().catch(() => this.queue.retryLater(send));
   }
 }

@@ -9,7 +9,9 @@ import { defineScript, type LockNode } from '../lock-node.js';
  * Modes (ARGV[5]):
  * - `first`: the lock is taken at once when the queue is empty and the key free (no queue
  *   entry is written); otherwise the waiter joins with a fresh ticket from the node's counter.
- * - `take` (woken by a notice naming us): try the key if we are the head.
+ * - `take` (woken by the notices of a quorum naming us as their head): try the key without
+ *   reading the queue again. A node whose head is someone else can grant us out of turn only
+ *   while that waiter lacks a quorum of notices, so it costs at most a split attempt.
  * - `beat` (fallback poll): re-join with our quorum ticket if the node lost us (restarted
  *   empty, or we were dropped as dead while paused), raise the node's counter to it, and drop
  *   dead heads (a head whose process' liveness key expired) before looking at the head.
@@ -19,7 +21,7 @@ import { defineScript, type LockNode } from '../lock-node.js';
  * ARGV: owner token, ttl ms, waiter id, quorum ticket ('0' while unknown), mode,
  *       liveness key prefix (the process id is appended)
  * Returns {1, fence counter?} on a grant, {0, pttl, ticket, rank} otherwise (the mutex's
- * acquire reply, with our place appended).
+ * acquire reply, with our place appended; pttl 0 where the hint is not worth a command).
  */
 export const FAIR_ACQUIRE_SCRIPT = defineScript(
   'fair-acquire',
@@ -38,9 +40,6 @@ local function take()
   end
   return reply
 end
-local function held(rank)
-  return {0, redis.call('PTTL', KEYS[1]), ticket, rank}
-end
 if mode == 'first' then
   local queued = redis.call('ZCARD', KEYS[2])
   if queued == 0 then
@@ -49,18 +48,27 @@ if mode == 'first' then
   end
   ticket = redis.call('INCR', KEYS[3])
   redis.call('ZADD', KEYS[2], ticket, me)
-  return held(queued)
+  -- the holder's time left is a useful hint only to the head
+  local pttl = 0
+  if queued == 0 then pttl = redis.call('PTTL', KEYS[1]) end
+  return {0, pttl, ticket, queued}
 end
-if mode == 'beat' then
-  redis.call('ZADD', KEYS[2], ticket, me)
-  if tonumber(redis.call('GET', KEYS[3]) or '0') < ticket then redis.call('SET', KEYS[3], ticket) end
-end
-local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-if mode == 'beat' then
-  while head and head ~= me and redis.call('EXISTS', ARGV[6] .. string.match(head, '^[^:]*')) == 0 do
-    redis.call('ZREM', KEYS[2], head)
-    head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if mode == 'take' then
+  -- the notice named us as this node's head: try the key without reading the queue again
+  local granted = take()
+  if granted then
+    redis.call('ZREM', KEYS[2], me)
+    return granted
   end
+  redis.call('ZADD', KEYS[2], 'NX', ticket, me)
+  return {0, 0, ticket, 0}
+end
+redis.call('ZADD', KEYS[2], ticket, me)
+if tonumber(redis.call('GET', KEYS[3]) or '0') < ticket then redis.call('SET', KEYS[3], ticket) end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+while head and head ~= me and redis.call('EXISTS', ARGV[6] .. string.match(head, '^[^:]*')) == 0 do
+  redis.call('ZREM', KEYS[2], head)
+  head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
 end
 if head == me then
   local granted = take()
@@ -68,10 +76,9 @@ if head == me then
     redis.call('ZREM', KEYS[2], me)
     return granted
   end
-  return held(0)
+  return {0, redis.call('PTTL', KEYS[1]), ticket, 0}
 end
-redis.call('ZADD', KEYS[2], 'NX', ticket, me)
-return held(redis.call('ZRANK', KEYS[2], me))`,
+return {0, 0, ticket, redis.call('ZRANK', KEYS[2], me)}`,
 );
 
 /** How an attempt talks to the queue (see {@link FAIR_ACQUIRE_SCRIPT}). */
