@@ -17,6 +17,7 @@ export function formatReport(r: ChaosReport): string {
     ['cycles completed', `${r.cycles} (${seconds > 0 ? Math.round(r.cycles / seconds) : 0}/s; watchdog ${r.watchdogCycles})`],
     ['cycles per worker', Object.values(r.cyclesPerWorker).join(' / ')],
     ['cycles fenced / plain', `${r.fencedCycles} / ${r.plainCycles} (plain: unfenced SET NX path; watchdog ${r.plainWatchdogCycles})`],
+    ['cycles fair', `${r.fairCycles} (FIFO queue; ${r.fairPairsChecked} waiter pairs checked against queue order)`],
     ['faults injected', `${r.faultsTotal} (${faults})`],
     ['acquire errors', errors || '-'],
     ...r.scenarios.map((line): [string, string] => ['scenario', line]),
@@ -41,6 +42,7 @@ export function formatReport(r: ChaosReport): string {
     ['VIOLATION lost writes', String(r.violations.lostWrites)],
     ['VIOLATION token regressions', String(r.violations.tokenRegressions)],
     ['VIOLATION granted without quorum', String(r.violations.grantedWithoutQuorum)],
+    ['VIOLATION fair grants out of queue order', String(r.violations.fairOrder)],
     ['VIOLATION false outages', r.falseOutageChecked ? String(r.violations.falseOutages) : 'not checked (no node count in the history)'],
     ['result', r.passed ? 'PASS (0 violations)' : `FAIL (${r.violationCount} violations)`],
   ];

@@ -106,6 +106,7 @@ describe('chaos (short mode)', () => {
       tokenRegressions: 0,
       grantedWithoutQuorum: 0,
       falseOutages: 0,
+      fairOrder: 0,
     });
     expect(report.falseOutageChecked).toBe(true);
     expect(report.passed).toBe(true);

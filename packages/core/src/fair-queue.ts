@@ -34,7 +34,7 @@ export class FairQueue {
   /** How waits ended, for diagnostics and tests. */
   readonly stats: Record<FairWake, number> = { notice: 0, poll: 0, confirm: 0 };
   private readonly sessions = new Map<string, FairSession>();
-  private readonly fairLocks = new WeakMap<Lock, { readonly queueKey: string }>();
+  private readonly fairLocks = new WeakMap<Lock, { readonly queueKey: string; readonly ticket: number }>();
   private readonly need: number;
   private subscribers: NodeSubscriber[] | undefined;
   private acked: Uint8Array;
@@ -106,8 +106,16 @@ export class FairQueue {
   }
 
   /** Remembers a lock won fairly, so its release hands over to the queue's head. */
-  granted(lock: Lock, queueKey: string): void {
-    this.fairLocks.set(lock, { queueKey });
+  granted(lock: Lock, queueKey: string, ticket: number): void {
+    this.fairLocks.set(lock, { queueKey, ticket });
+  }
+
+  /**
+   * The queue ticket `lock` was granted with: 0 when it took a free key with an empty queue,
+   * undefined when it is not a fair lock. For order checks (the chaos checker).
+   */
+  ticketOf(lock: Lock): number | undefined {
+    return this.fairLocks.get(lock)?.ticket;
   }
 
   /** The release command of `lock`: for a fair lock, one that hands over to the queue's head. */
@@ -240,7 +248,7 @@ export class FairSession {
       const lock = await loop(this);
       this.finished = true;
       this.queue.end(this);
-      this.queue.granted(lock, this.queueKey);
+      this.queue.granted(lock, this.queueKey, this.ticket);
       // A grant leaves the queue where it granted. A node that refused (we are queued there) or
       // failed leaves now; one still pending leaves when its reply comes (see send).
       lock.acquireNodes.forEach((o, i) => {
