@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Injectable, Param, Post, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { Redlock } from '@redlock-nest/core';
-import { LockKeyError, LockRoute, RedlockModule, WithLock } from '@redlock-nest/nestjs';
+import { Redlock, RedlockArgumentError } from '@redlock-nest/core';
+import { LockRoute, RedlockModule, WithLock } from '@redlock-nest/nestjs';
 import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { RedisCluster } from '../harness/redis-server.js';
@@ -113,7 +113,7 @@ describe('fair @WithLock and @LockRoute', () => {
       }
       void Bad;
     };
-    expect(decorate).toThrow(LockKeyError);
+    expect(decorate).toThrow(RedlockArgumentError);
     expect(decorate).toThrow('fair must be a boolean');
   });
 });
