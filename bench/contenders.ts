@@ -21,6 +21,7 @@ export type ContenderName =
   | 'redlock-nest'
   | 'redlock-nest (polling)'
   | 'redlock-nest (no restart rule)'
+  | 'redlock-nest (fair)'
   | 'redlock 5 beta'
   | '@sesamecare-oss/redlock'
   | 'redis-semaphore'
@@ -50,17 +51,17 @@ class PollingRedlock extends OurRedlock {
   }
 }
 
-function ours(name: ContenderName, urls: readonly string[], polling: boolean, profile: Profile, restartRule = true): Contender {
+function ours(name: ContenderName, urls: readonly string[], polling: boolean, profile: Profile, restartRule = true, fair = false): Contender {
   // Our delay is `delayMs + random × jitterMs`: 5 + [0, 10) is 10 ms ± 5 ms.
   const timing = profile === 'tuned' ? { delayMs: TUNED.delayMs - TUNED.jitterMs, jitterMs: 2 * TUNED.jitterMs } : {};
-  const options = { retry: { retries: Infinity, ...timing }, ...(restartRule ? {} : { restartRule: false as const }) };
+  const options = { retry: { retries: Infinity, ...timing }, fair, ...(restartRule ? {} : { restartRule: false as const }) };
   const redlock = polling ? new PollingRedlock([...urls], options) : new OurRedlock([...urls], options);
   return {
     name,
     acquire: (resource, ttlMs) => redlock.acquire(resource, ttlMs),
     close: () => redlock.close(),
     // A protected member: read for diagnostics only.
-    waitStats: () => ({ ...(redlock as unknown as { releaseNotices: { stats: object } }).releaseNotices.stats }),
+    waitStats: () => ({ ...(redlock as unknown as { releaseNotices: { stats: object } }).releaseNotices.stats, fair: redlock.fair.stats }),
   };
 }
 
@@ -153,6 +154,9 @@ export async function createContender(name: ContenderName, urls: readonly string
       return ours(name, urls, false, profile);
     case 'redlock-nest (polling)':
       return ours(name, urls, true, profile);
+    case 'redlock-nest (fair)':
+      // Waiters queue on the nodes (FIFO across processes); a release wakes only the next one.
+      return ours(name, urls, false, profile, true, true);
     case 'redlock-nest (no restart rule)':
       // What the restart rule costs in the steady state (one INFO per connect, one `.then` per reply).
       return ours(name, urls, false, profile, false);

@@ -90,7 +90,7 @@ const SHAPES: readonly Shape[] = [
   { processes: 8, workers: 2, holdMs: 1, pauseMs: 3 },
 ];
 const PROFILES: readonly Profile[] = (['defaults', 'tuned'] as const).filter((p) => (arg('profile') ?? p) === p);
-const CONTENDERS: readonly ContenderName[] = ([OURS, 'redlock-nest (polling)', ...PEERS, FLOOR_POLLING] as const).filter(
+const CONTENDERS: readonly ContenderName[] = ([OURS, 'redlock-nest (polling)', 'redlock-nest (fair)', ...PEERS, FLOOR_POLLING] as const).filter(
   (n) => arg('libs')?.split('|').includes(n) ?? true,
 );
 

@@ -1,3 +1,4 @@
+import { checkFairOrder } from './checks/fair-order.js';
 import { checkFalseOutages } from './checks/false-outage.js';
 import { checkOverlaps, type ExpiredCause } from './checks/overlaps.js';
 import { checkQuorum, type QuorumFindings } from './checks/quorum.js';
@@ -30,6 +31,10 @@ export interface ChaosReport {
   /** Cycles of one resource acquired without fencing (the SET NX path), and how many of them used using(). */
   readonly plainCycles: number;
   readonly plainWatchdogCycles: number;
+  /** Cycles acquired with `fair: true` (queue order is checked on them). */
+  readonly fairCycles: number;
+  /** Pairs of fair waiters, one clearly arrived before the other, whose grant order was checked. */
+  readonly fairPairsChecked: number;
   readonly firstAcquireAt: number | null;
   readonly lastReleaseAt: number | null;
   readonly faults: Partial<Record<FaultKind, number>>;
@@ -56,6 +61,8 @@ export interface ChaosReport {
     readWriteOverlaps: number;
     /** More valid permit holders at once than permits. */
     permitOverflows: number;
+    /** A fair waiter overtaken by a later one while no fault could explain it. */
+    fairOrder: number;
   };
   /** False when the history has no setup event (no node count): the false-outage check did not run. */
   readonly falseOutageChecked: boolean;
@@ -88,6 +95,7 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
   const stale = cycles.filter((c) => c.staleByDesign);
   const plain = cycles.filter((c) => !isFenced(c));
   const falseOutages = setup ? checkFalseOutages(errors, faults, setup.nodes) : [];
+  const fairOrder = checkFairOrder(cycles, faults);
 
   const violations = {
     unsafeOverlaps: overlaps.unsafe.length,
@@ -99,6 +107,7 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
     falseOutages: falseOutages.length,
     readWriteOverlaps: readWriteOverlaps.length,
     permitOverflows: permitOverflows.length,
+    fairOrder: fairOrder.violations.length,
   };
   const violationCount = Object.values(violations).reduce((a, b) => a + b, 0);
   const examples = [
@@ -111,6 +120,7 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
     falseOutages,
     readWriteOverlaps,
     permitOverflows,
+    fairOrder.violations,
   ].flatMap((list) => list.slice(0, EXAMPLES));
 
   return {
@@ -120,6 +130,8 @@ export function checkHistory(events: readonly HistoryEvent[]): ChaosReport {
     fencedCycles: cycles.length - plain.length,
     plainCycles: plain.length,
     plainWatchdogCycles: plain.filter((c) => c.watchdog).length,
+    fairCycles: fairOrder.fairCycles,
+    fairPairsChecked: fairOrder.pairsChecked,
     firstAcquireAt: cycles.reduce<number | null>((m, c) => (m === null || c.acquiredAt < m ? c.acquiredAt : m), null),
     lastReleaseAt: cycles.reduce<number | null>((m, c) => (m === null || c.releaseAt > m ? c.releaseAt : m), null),
     faults: countBy(faults, (f) => f.kind),

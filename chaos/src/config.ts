@@ -14,6 +14,13 @@ export interface ChaosConfig {
   readonly plainResources: number;
   /** Share of cycles (0..1) that lock a plain resource instead of a fenced one. */
   readonly plainShare: number;
+  /**
+   * Resources locked with `fair: true` and fencing (`fair-<i>`), by fair cycles only (a non-fair
+   * acquisition may overtake a queue), so the checker can hold their grants to queue order.
+   */
+  readonly fairResources: number;
+  /** Share of cycles (0..1) that lock a fair resource. */
+  readonly fairShare: number;
   /** Lock TTL (ms). Long enough that a loaded machine does not stall a holder past it; freezes exceed it. */
   readonly ttlMs: number;
   /** Per-node command timeout of the workers' Redlocks (ms). */
@@ -57,6 +64,8 @@ export const DEFAULT_CONFIG: ChaosConfig = {
   resources: 4,
   plainResources: 2,
   plainShare: 0.4,
+  fairResources: 1,
+  fairShare: 0.2,
   ttlMs: 1_000,
   nodeTimeoutMs: 200,
   acquireTimeoutMs: 3_000,

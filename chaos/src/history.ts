@@ -59,6 +59,8 @@ export interface CycleEvent {
   readonly watchdog: boolean;
   /** True when the worker deliberately wrote after a busy-loop freeze past its TTL. */
   readonly staleByDesign: boolean;
+  /** Acquired with `fair: true`: its queue ticket (0 = taken at once, never queued). Absent otherwise. */
+  readonly fairTicket?: number;
 }
 
 /** A fenced cycle: its token is there. */

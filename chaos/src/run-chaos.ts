@@ -43,6 +43,7 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
   const resources = Array.from({ length: config.resources }, (_, i) => `hot-${i}`);
   // Locked without fencing; never written to the store, so they have no final value.
   const plainResources = Array.from({ length: config.plainResources }, (_, i) => `plain-${i}`);
+  const fairResources = Array.from({ length: config.fairResources }, (_, i) => `fair-${i}`);
   const cluster = await RedisCluster.start(config.nodes, { persistent: true });
   const storeServer = await RedisServer.start();
   const workers: WorkerHandle[] = [];
@@ -57,6 +58,8 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
           resources,
           plainResources,
           plainShare: config.plainShare,
+          fairResources,
+          fairShare: config.fairShare,
           ttlMs: config.ttlMs,
           nodeTimeoutMs: config.nodeTimeoutMs,
           acquireTimeoutMs: config.acquireTimeoutMs,
@@ -70,10 +73,10 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
     await Promise.all(workers.map((w) => w.ready()));
     const plan = planFaults(config);
     log(
-      `${config.workers} workers, ${config.nodes} lock nodes, ${resources.length} hot resources (fenced), ${plainResources.length} plain (${Math.round(config.plainShare * 100)} % of cycles), ${plan.length} faults over ${config.durationMs / 1000} s`,
+      `${config.workers} workers, ${config.nodes} lock nodes, ${resources.length} hot resources (fenced), ${plainResources.length} plain (${Math.round(config.plainShare * 100)} % of cycles), ${fairResources.length} fair (${Math.round(config.fairShare * 100)} %), ${plan.length} faults over ${config.durationMs / 1000} s`,
     );
 
-    const nemesis = new Nemesis(cluster, workers, config, resources);
+    const nemesis = new Nemesis(cluster, workers, config, [...resources, ...fairResources]);
     const t0 = performance.now();
     const faults = nemesis.run(plan, t0, stopNemesis.signal);
     await new Promise((resolve) => setTimeout(resolve, config.durationMs));
@@ -89,7 +92,7 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
     const events: HistoryEvent[] = [
       { type: 'setup', nodes: config.nodes },
       ...nemesis.log,
-      ...(await readFinals(storeServer.url, resources)),
+      ...(await readFinals(storeServer.url, [...resources, ...fairResources])),
     ];
     for (const w of workers) events.push(...parseHistory(readFileSync(w.config.historyFile, 'utf8')));
     writeFileSync(join(runDir, 'nemesis.jsonl'), nemesis.log.map((e) => JSON.stringify(e)).join('\n') + '\n');

@@ -9,6 +9,10 @@ export interface WorkerConfig {
   readonly plainResources: readonly string[];
   /** Share of cycles that pick a plain resource. */
   readonly plainShare: number;
+  /** Resources locked fairly (FIFO queue) and with fencing; only fair cycles touch them. */
+  readonly fairResources: readonly string[];
+  /** Share of cycles that pick a fair resource. */
+  readonly fairShare: number;
   readonly ttlMs: number;
   readonly nodeTimeoutMs: number;
   readonly acquireTimeoutMs: number;

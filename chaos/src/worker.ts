@@ -98,13 +98,15 @@ const PLAIN_HOLD_MS = 2;
 /** One lock cycle; returns false when the acquisition failed. */
 async function cycle(n: number): Promise<boolean> {
   // A plain (unfenced, single-resource) acquire takes the SET NX path, a fenced one the Lua script.
-  const plain = cfg.plainResources.length > 0 && random() < cfg.plainShare;
-  const pool = plain ? cfg.plainResources : cfg.resources;
+  const pick = random();
+  const plain = cfg.plainResources.length > 0 && pick < cfg.plainShare;
+  const fair = !plain && cfg.fairResources.length > 0 && pick < cfg.plainShare + cfg.fairShare;
+  const pool = plain ? cfg.plainResources : fair ? cfg.fairResources : cfg.resources;
   const resource = pool[Math.floor(random() * pool.length)]!;
   const watchdog = cfg.watchdogEvery > 0 && n % cfg.watchdogEvery === 0;
   const base = { cycle: n, resource, watchdog };
   const callAt = Date.now();
-  const options = plain ? { timeoutMs: cfg.acquireTimeoutMs } : { fencing: true, timeoutMs: cfg.acquireTimeoutMs };
+  const options = plain ? { timeoutMs: cfg.acquireTimeoutMs } : { fencing: true, fair, timeoutMs: cfg.acquireTimeoutMs };
   // A watchdog cycle holds for half the TTL: past the first extension at TTL/3.
   const holdMs = watchdog ? cfg.ttlMs / 2 : 0;
 
@@ -119,7 +121,8 @@ async function cycle(n: number): Promise<boolean> {
       record(fault);
       send({ type: 'busy-done' });
     }
-    return event;
+    // @internal of the core: the queue ticket, for the checker's queue-order invariant.
+    return fair ? { ...event, fairTicket: redlock.fair.ticketOf(lock) ?? -1 } : event;
   };
 
   try {

@@ -140,6 +140,24 @@ const rules: ReadonlyArray<readonly [rule: string, cases: readonly Case[]]> = [
     ],
   ],
   [
+    'fair not a boolean',
+    [
+      [
+        'core acquire',
+        (c) => c.redlock().acquire('r', 1_000, { fair: 'yes' as never }),
+        'acquire options.fair must be a boolean, got "yes".',
+      ],
+      ['core options', (c) => c.redlock(c.urls, { fair: 'yes' as never }), 'fair must be a boolean, got "yes".'],
+      ['@WithLock', () => withLockClass({ fair: 'yes' }), '@WithLock on Broken.run: fair must be a boolean, got "yes".'],
+      ['RedlockModule', (c) => moduleWith(c, { fair: 'yes' }), 'RedlockModule options.fair must be a boolean, got "yes".'],
+      [
+        'testing redlock acquire',
+        () => onTestingRedlock((r) => r.acquire('r', 1_000, { fair: 'yes' as never })),
+        'acquire options.fair must be a boolean, got "yes".',
+      ],
+    ],
+  ],
+  [
     'negative retries',
     [
       ['core options', (c) => c.redlock(c.urls, { retry: { retries: -1 } }), 'retry.retries must be at least 0, got -1.'],

@@ -115,6 +115,7 @@ describe('chaos (short mode)', () => {
       falseOutages: 0,
       readWriteOverlaps: 0,
       permitOverflows: 0,
+      fairOrder: 0,
     });
     expect(report.falseOutageChecked).toBe(true);
     expect(report.passed).toBe(true);

@@ -306,3 +306,36 @@ describe('chaos checker', () => {
     });
   });
 });
+
+describe('chaos checker: fair lock queue order', () => {
+  /**
+   * Worker 1 calls at 1000 and waits; worker 2 calls at 1600 (clearly later) and holds
+   * [2000, 2010) while worker 1 is still waiting; worker 1 gets the lock at 2020.
+   */
+  function overtaken(faults: FaultEvent[] = []): HistoryEvent[] {
+    const early = cycle(1, 2, 2020, 2, { callAt: 1000, fairTicket: 5, releaseAt: 2030 });
+    const late = cycle(2, 1, 2000, 1, { callAt: 1600, fairTicket: 6 });
+    return [late, early, final(early), ...faults];
+  }
+
+  it('flags a fair waiter overtaken by one that called clearly later', () => {
+    const report = checkHistory(overtaken());
+    expect(report.fairCycles).toBe(2);
+    expect(report.fairPairsChecked).toBe(1);
+    expect(report.violations.fairOrder).toBe(1);
+    expect(report.examples.join('\n')).toContain('was granted before worker 1');
+  });
+
+  it("allows it when a fault overlapped the earlier waiter's wait (it may have been dropped as dead)", () => {
+    const pause: FaultEvent = { type: 'fault', kind: 'sigstop-worker', targets: [1], start: 1200, end: 1300 };
+    expect(checkHistory(overtaken([pause])).violations.fairOrder).toBe(0);
+  });
+
+  it('does not order calls too close to tell which queued first', () => {
+    const a = cycle(1, 2, 2020, 2, { callAt: 1000, fairTicket: 5, releaseAt: 2030 });
+    const b = cycle(2, 1, 2000, 1, { callAt: 1100, fairTicket: 6 });
+    const report = checkHistory([b, a, final(a)]);
+    expect(report.fairPairsChecked).toBe(0);
+    expect(report.violations.fairOrder).toBe(0);
+  });
+});

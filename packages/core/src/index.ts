@@ -48,6 +48,7 @@ export {
 } from './options.js';
 export {
   checkAcquireOptions,
+  checkFair,
   checkFencing,
   checkKeyPrefix,
   checkMaxHoldMs,

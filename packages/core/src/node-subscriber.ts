@@ -4,8 +4,8 @@ import { endConnection, type RedisClientLike } from './redis-client.js';
 
 /** What a node's subscriber reports to the notifier. */
 export interface SubscriberEvents {
-  /** A message arrived on `channel` (a release notice). */
-  onMessage(node: number, channel: string): void;
+  /** A message arrived on `channel` (a release notice; a fair lock's notice names its waiter in `message`). */
+  onMessage(node: number, channel: string, message: string): void;
   /** The server confirmed our subscription to `channel` on this connection. */
   onAck(node: number, channel: string): void;
   /** The connection dropped: every subscription on it is gone until re-acknowledged. */
@@ -76,7 +76,7 @@ export class NodeSubscriber {
       return undefined;
     }
     this.client = client;
-    client.on('message', (channel) => this.events.onMessage(this.index, channel));
+    client.on('message', (channel, message) => this.events.onMessage(this.index, channel, message));
     client.on('ready', () => {
       if (this.wanted.size > 0) this.subscribe(client, [...this.wanted]);
     });

@@ -118,6 +118,18 @@ export function checkFencing(fencing: unknown, what = 'fencing'): boolean {
 }
 
 /**
+ * The rule of `fair` (wait in the resource's FIFO queue, see docs/fair-lock.md): a boolean.
+ *
+ * @example
+ * ```ts
+ * checkFair(true); // true
+ * ```
+ */
+export function checkFair(fair: unknown, what = 'fair'): boolean {
+  return checkBoolean(fair, what);
+}
+
+/**
  * The rule of `keyPrefix` (prefix of every key the library writes): a string.
  *
  * @example
@@ -215,6 +227,11 @@ export function checkRedlockOptions(options: unknown, where?: string): ResolvedR
     restartRule: resolveRestartRule(o.restartRule, name('restartRule')),
     tracing: o.tracing === undefined ? d.tracing : checkBoolean(o.tracing, name('tracing')),
     onWarning: o.onWarning ?? d.onWarning,
+    fair: o.fair === undefined ? d.fair : checkFair(o.fair, name('fair')),
+    fairWaiterTtlMs:
+      o.fairWaiterTtlMs === undefined
+        ? d.fairWaiterTtlMs
+        : checkNumber(o.fairWaiterTtlMs, name('fairWaiterTtlMs'), { min: 30, integer: true, max: MAX_TTL_MS }),
   };
 }
 
@@ -237,7 +254,7 @@ function resolveRestartRule(value: RedlockOptions['restartRule'] | undefined, wh
 
 /**
  * Validates the options of one acquisition (`acquire`, `tryAcquire`, `using`): `signal`,
- * `timeoutMs`, `fencing`, `maxHoldMs` and `retry`, each by its own rule. Returns them as given.
+ * `timeoutMs`, `fencing`, `maxHoldMs`, `retry` and `fair`, each by its own rule. Returns them as given.
  *
  * @example
  * ```ts
@@ -260,6 +277,10 @@ export function checkAcquireOptions(options: unknown, what = 'acquire options'):
     fail(`${what}: mode and permits do not combine; a semaphore has no read or write mode.`);
   if (o.permits !== undefined && o.fencing === true) {
     fail(`${what}: a semaphore permit has no fencing token (up to \`permits\` holders run at once); drop fencing.`);
+  }
+  if (o.fair !== undefined) checkFair(o.fair, `${what}.fair`);
+  if (o.fair === true && (o.mode !== undefined || o.permits !== undefined)) {
+    fail(`${what}: fair queues plain locks only; drop fair, or mode / permits.`);
   }
   return o;
 }

@@ -38,6 +38,12 @@ export interface AcquireOptions {
    * from locks of the same name. See docs/primitives.md.
    */
   readonly permits?: number;
+  /**
+   * Wait in a FIFO queue kept on the nodes: the lock goes to waiters in order of arrival,
+   * across processes, and a release wakes only the next one (see docs/fair-lock.md).
+   * One resource per fair acquisition. Default: the Redlock's `fair` (false).
+   */
+  readonly fair?: boolean;
 }
 
 /** Options of `using()`: an acquisition plus the watchdog that keeps the lock alive. */
@@ -100,6 +106,13 @@ export interface RedlockOptions {
    * Default: `console.warn`. Pass `() => {}` to silence. Never receives tokens or passwords.
    */
   readonly onWarning?: (message: string) => void;
+  /** Default of every acquisition's `fair` option. Default false. */
+  readonly fair?: boolean;
+  /**
+   * How long a fair waiter keeps its place after its process stopped (died, paused, cut
+   * off): its process refreshes a liveness key every third of this. Default 2000.
+   */
+  readonly fairWaiterTtlMs?: number;
 }
 
 /** A policy with every field present. */
@@ -121,6 +134,8 @@ export interface ResolvedRedlockOptions {
   readonly restartRule: false | { readonly maxTtlMs: number };
   readonly tracing: boolean;
   readonly onWarning: (message: string) => void;
+  readonly fair: boolean;
+  readonly fairWaiterTtlMs: number;
 }
 
 /** The single source of default values. */
@@ -138,6 +153,8 @@ export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
   restartRule: Object.freeze({ maxTtlMs: 0 }),
   tracing: true,
   onWarning: (message: string) => console.warn(`[redlock] ${message}`),
+  fair: false,
+  fairWaiterTtlMs: 2_000,
 });
 
 /** Largest TTL accepted: 2^31-1 ms, the largest delay a Node.js timer can wait. */

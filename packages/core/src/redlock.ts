@@ -3,6 +3,7 @@ import { LockNotAcquiredError, QuorumUnavailableError, RedlockArgumentError, Red
 import { acquireRound, contentionHints, stoppedAtArbiter } from './arbiter-round.js';
 import { classifyRound, type AttemptFailure } from './attempt-failure.js';
 import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
+import { FairQueue, type FairSession } from './fair-queue.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { IndependenceWatch } from './independence-watch.js';
 import { settleExtend } from './extend-outcome.js';
@@ -28,7 +29,7 @@ import { primitiveFor } from './primitive-kind.js';
 import { nodeScriptsOf } from './read-write-lock.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
-import { parseReleaseReply, releaseOnNode, releasePartialHolds } from './scripts/release.js';
+import { parseReleaseReply, releasePartialHolds } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { RestartRule } from './restart-rule.js';
 import { jittered } from './wait.js';
@@ -72,6 +73,8 @@ export class Redlock extends RedlockEmitter {
   protected readonly releaseNotices: ReleaseNotifier;
   /** @internal Keeps restarted nodes out of quorums for the largest TTL in use (see restart-rule.ts). */
   readonly restarts: RestartRule | undefined;
+  /** @internal FIFO queues of `fair: true` acquisitions (see fair-queue.ts). */
+  readonly fair: FairQueue;
   /** Events and spans of the lock operations, emitted to this instance's listeners. */
   private readonly telemetry: RedlockTelemetry;
 
@@ -108,6 +111,7 @@ export class Redlock extends RedlockEmitter {
       created.map((node) => node.client),
       { quorum: this.quorum, lingerMs: 3 * this.options.nodeTimeoutMs + 100 },
     );
+    this.fair = new FairQueue(created, this.quorum, this.options);
     this.ops = {
       extend: (lock, ttlMs) => this.telemetry.observeExtend(lock, ttlMs, () => this.extendLock(lock, ttlMs)),
       release: (lock) => {
@@ -156,7 +160,9 @@ export class Redlock extends RedlockEmitter {
     if (this.options.checkIndependence) await this.checkIndependence();
     // Events and spans: no probe (no cost) when nobody listens and nothing records.
     const probe = this.telemetry.startAcquire(resources, ttlMs, opts.fencing === true, kind?.label);
-    const acquisition = this.acquireLoop(resources, ttlMs, opts, retry, probe, kind);
+    // Fair queues are for plain locks (option-checks refuses fair with mode/permits; a Redlock-wide fair default skips them).
+    const loop = (session?: FairSession): Promise<Lock> => this.acquireLoop(resources, ttlMs, opts, retry, probe, kind, session);
+    const acquisition = kind ? loop() : this.fair.around(resources, opts.fair ?? this.options.fair, loop);
     kind?.watch?.(acquisition);
     return probe ? probe.track(acquisition) : acquisition;
   }
@@ -169,6 +175,7 @@ export class Redlock extends RedlockEmitter {
     retry: ResolvedRetry | false,
     probe: AcquireProbe | undefined,
     kind?: PrimitiveKind,
+    fair?: FairSession,
   ): Promise<Lock> {
     const keys = kind?.waitKeys ?? resources.map((r) => this.lockKey(r));
     const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
@@ -182,9 +189,12 @@ export class Redlock extends RedlockEmitter {
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       this.assertOpen();
+      // A fair waiter attempts when the queue says so: no arbiter needed (nor wanted: the queue's round starts at node 0).
       const pending = kind
         ? attemptPrimitive(this, kind, token, ttlMs)
-        : this.attempt(resources, keys, fenceKeys, token, ttlMs, attempt > 1 || this.releaseNotices.contended(keys[0]!));
+        : fair
+          ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
+          : this.attempt(resources, keys, fenceKeys, token, ttlMs, attempt > 1 || this.releaseNotices.contended(keys[0]!));
       this.attempting.add(pending);
       const result = await pending.finally(() => this.attempting.delete(pending));
       if (result instanceof Lock) {
@@ -223,7 +233,7 @@ export class Redlock extends RedlockEmitter {
       // A deadline, not a budget of whole delays: wait out what is left (a notice may come).
       const wait = jittered(retry.delayMs, retry.jitterMs);
       probe?.wait(attempt, Math.min(wait, left), result.nodes, retryAfterMs);
-      await this.waitForRetry(keys, wait, signal, left);
+      await (fair ? fair.wait(wait, signal, left) : this.waitForRetry(keys, wait, signal, left));
       probe?.resumed();
     }
   }
@@ -374,7 +384,7 @@ export class Redlock extends RedlockEmitter {
       for (const lock of held) lock.lose('released');
       await Promise.all(held.map((lock) => lock.release()));
       this.restarts?.close();
-      await Promise.all([this.releaseNotices.close(), ...this.nodes.map((node) => node.close())]);
+      await Promise.all([this.releaseNotices.close(), this.fair.close(), ...this.nodes.map((node) => node.close())]);
     })();
     return this.closing;
   }
@@ -431,6 +441,7 @@ export class Redlock extends RedlockEmitter {
     token: string,
     ttlMs: number,
     contended: boolean,
+    send?: (node: LockNode) => Promise<unknown>,
   ): Promise<Lock | AttemptFailure> {
     const start = performance.now();
     const timeoutMs = this.nodeTimeout(ttlMs);
@@ -440,7 +451,7 @@ export class Redlock extends RedlockEmitter {
     // Under contention one node decides first, against split votes (see arbitratedRound).
     const round = await acquireRound(
       this.nodes,
-      (node) => this.counted(node, acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
+      (node) => this.counted(node, send ? send(node) : acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
       parseAcquireReply,
       { quorum: this.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
       contended ? keys[0] : undefined,
@@ -498,8 +509,9 @@ export class Redlock extends RedlockEmitter {
     this.active.delete(lock);
     // Resolves once a majority answered: then the lock is free for others. The remaining
     // nodes' releases are already sent and still apply; their outcomes stay 'pending'.
-    const release = nodeScriptsOf(lock)?.release ?? releaseOnNode;
-    const round = await runRound(this.nodes, (node) => release(node, lock.keys, lock.value), parseReleaseReply, {
+    const scripted = nodeScriptsOf(lock)?.release;
+    const release = scripted ? (node: LockNode) => scripted(node, lock.keys, lock.value) : this.fair.releaser(lock);
+    const round = await runRound(this.nodes, release, parseReleaseReply, {
       quorum: this.quorum,
       timeoutMs: this.options.nodeTimeoutMs,
       early: false,

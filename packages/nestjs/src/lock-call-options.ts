@@ -1,4 +1,5 @@
 import {
+  checkFair,
   checkFencing,
   checkMaxHoldMs,
   checkMode,
@@ -20,6 +21,7 @@ export type OnLocked = 'throw' | 'skip';
  * ```ts
  * @WithLock('report:daily', { onLocked: 'skip' })         // cron dedupe: other instances skip
  * @WithLock('order:<id>', { wait: 2_000, fencing: true }) // wait up to 2 s, get a fencing token
+ * @WithLock('invoice:<id>', { fair: true })               // waiters get it in order of arrival, across instances
  * ```
  */
 export interface LockCallOptions {
@@ -42,6 +44,8 @@ export interface LockCallOptions {
   readonly mode?: LockMode;
   /** A semaphore permit of `permits` instead of a lock (set by `@WithSemaphore`). */
   readonly permits?: number;
+  /** Wait in a FIFO queue across processes (the core's `fair` option; one resource). Default: the Redlock's `fair`. */
+  readonly fair?: boolean;
   /** Stop extending after this many ms (the lock then expires and its signal aborts). Default: the module's `maxHoldMs`. */
   readonly maxHoldMs?: number;
   /**
@@ -69,11 +73,15 @@ export function checkLockCallOptions(options: unknown, where: string): LockCallO
     throw new RedlockArgumentError(`${where}: onLocked must be 'throw' or 'skip', got ${String(o.onLocked)}.`);
   }
   if (o.fencing !== undefined) checkFencing(o.fencing, `${where}: fencing`);
+  if (o.fair !== undefined) checkFair(o.fair, `${where}: fair`);
   if (o.maxHoldMs !== undefined) checkMaxHoldMs(o.maxHoldMs, `${where}: maxHoldMs`);
   if (o.mode !== undefined) checkMode(o.mode, `${where}: mode`);
   if (o.permits !== undefined) checkPermits(o.permits, `${where}: permits`);
   if (o.permits !== undefined && (o.mode !== undefined || o.fencing === true)) {
     throw new RedlockArgumentError(`${where}: a semaphore takes neither mode nor fencing (up to \`permits\` holders run at once).`);
+  }
+  if (o.fair === true && (o.mode !== undefined || o.permits !== undefined)) {
+    throw new RedlockArgumentError(`${where}: fair queues plain locks only; drop fair, or mode / permits.`);
   }
   if (o.redlock !== undefined && (typeof o.redlock !== 'string' || o.redlock === '')) {
     throw new RedlockArgumentError(
@@ -91,6 +99,7 @@ export function toUsingOptions(options: LockCallOptions): UsingOptions {
     ...(options.fencing ? { fencing: true } : {}),
     ...(options.mode !== undefined ? { mode: options.mode } : {}),
     ...(options.permits !== undefined ? { permits: options.permits } : {}),
+    ...(options.fair !== undefined ? { fair: options.fair } : {}),
     ...(options.maxHoldMs !== undefined ? { maxHoldMs: options.maxHoldMs } : {}),
   };
 }

@@ -1,0 +1,133 @@
+import { defineScript, type LockNode } from '../lock-node.js';
+
+/**
+ * One attempt of a fair acquisition on one node: the node's FIFO queue of the resource
+ * decides whether we may try, the lock key itself is still taken by an owner-checked
+ * SET NX, so the queue can only cost fairness or latency, never mutual exclusion.
+ *
+ * Queue: a sorted set, member = waiter id (`<process id>:<n>`), score = the waiter's ticket.
+ * Modes (ARGV[5]):
+ * - `first`: the lock is taken at once when the queue is empty and the key free (no queue
+ *   entry is written); otherwise the waiter joins with a fresh ticket from the node's counter.
+ * - `take` (woken by the notices of a quorum naming us as their head): try the key without
+ *   reading the queue again. A node whose head is someone else can grant us out of turn only
+ *   while that waiter lacks a quorum of notices, so it costs at most a split attempt.
+ * - `beat` (fallback poll): re-join with our quorum ticket if the node lost us (restarted
+ *   empty, or we were dropped as dead while paused), raise the node's counter to it, and drop
+ *   dead heads (a head whose process' liveness key expired) before looking at the head.
+ * On a grant, the waiter leaves the queue in the same script.
+ *
+ * KEYS: lock key, queue key, counter key, fence key (only with fencing)
+ * ARGV: owner token, ttl ms, waiter id, quorum ticket ('0' while unknown), mode,
+ *       liveness key prefix (the process id is appended)
+ * Returns {1, fence counter?} on a grant, {0, pttl, ticket, rank} otherwise (the mutex's
+ * acquire reply, with our place appended; pttl 0 where the hint is not worth a command).
+ */
+export const FAIR_ACQUIRE_SCRIPT = defineScript(
+  'fair-acquire',
+  `local me = ARGV[3]
+local ticket = tonumber(ARGV[4])
+local mode = ARGV[5]
+local function take()
+  if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    if redis.call('GET', KEYS[1]) ~= ARGV[1] then return nil end
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
+  local reply = {1}
+  if KEYS[4] then
+    redis.call('INCR', KEYS[4])
+    reply[2] = redis.call('GET', KEYS[4])
+  end
+  return reply
+end
+if mode == 'first' then
+  local queued = redis.call('ZCARD', KEYS[2])
+  if queued == 0 then
+    local granted = take()
+    if granted then return granted end
+  end
+  ticket = redis.call('INCR', KEYS[3])
+  redis.call('ZADD', KEYS[2], ticket, me)
+  -- the holder's time left is a useful hint only to the head
+  local pttl = 0
+  if queued == 0 then pttl = redis.call('PTTL', KEYS[1]) end
+  return {0, pttl, ticket, queued}
+end
+if mode == 'take' then
+  -- the notice named us as this node's head: try the key without reading the queue again
+  local granted = take()
+  if granted then
+    redis.call('ZREM', KEYS[2], me)
+    return granted
+  end
+  redis.call('ZADD', KEYS[2], 'NX', ticket, me)
+  return {0, 0, ticket, 0}
+end
+redis.call('ZADD', KEYS[2], ticket, me)
+if tonumber(redis.call('GET', KEYS[3]) or '0') < ticket then redis.call('SET', KEYS[3], ticket) end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+while head and head ~= me and redis.call('EXISTS', ARGV[6] .. string.match(head, '^[^:]*')) == 0 do
+  redis.call('ZREM', KEYS[2], head)
+  head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+end
+if head == me then
+  local granted = take()
+  if granted then
+    redis.call('ZREM', KEYS[2], me)
+    return granted
+  end
+  return {0, redis.call('PTTL', KEYS[1]), ticket, 0}
+end
+return {0, 0, ticket, redis.call('ZRANK', KEYS[2], me)}`,
+);
+
+/** How an attempt talks to the queue (see {@link FAIR_ACQUIRE_SCRIPT}). */
+export type FairMode = 'first' | 'take' | 'beat';
+
+/** The keys of one fair resource on a node. */
+export interface FairKeys {
+  readonly lock: string;
+  readonly queue: string;
+  readonly counter: string;
+  /** The fencing counter, when the acquisition asked for a token. */
+  readonly fence?: string;
+}
+
+/** Sends one fair attempt to one node. */
+export function fairAcquireOnNode(
+  node: LockNode,
+  keys: FairKeys,
+  token: string,
+  ttlMs: number,
+  waiter: string,
+  ticket: number,
+  mode: FairMode,
+  livenessPrefix: string,
+): Promise<unknown> {
+  const k = keys.fence ? [keys.lock, keys.queue, keys.counter, keys.fence] : [keys.lock, keys.queue, keys.counter];
+  return node.run(FAIR_ACQUIRE_SCRIPT, k, [token, ttlMs, waiter, ticket, mode, livenessPrefix]);
+}
+
+/** Where a waiter stands on one node after an attempt that did not grant. */
+export interface FairPlace {
+  readonly ticket: number;
+  /** 0 = head of that node's queue. */
+  readonly rank: number;
+}
+
+/** Our place in a node's queue from a fair attempt's reply; undefined on a grant or an error. */
+export function fairPlace(reply: unknown): FairPlace | undefined {
+  if (!Array.isArray(reply) || Number(reply[0]) !== 0 || reply.length < 4) return undefined;
+  return { ticket: Number(reply[2]), rank: Number(reply[3]) };
+}
+
+/**
+ * A process' liveness key, refreshed while it waits fairly: a head whose process' key has
+ * expired is dropped by the `beat` mode above. KEYS: the key; ARGV: its TTL in ms.
+ */
+export const FAIR_ALIVE_SCRIPT = defineScript('fair-alive', `return redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])`);
+
+/** Refreshes this process' liveness key on one node. */
+export function fairAliveOnNode(node: LockNode, key: string, ttlMs: number): Promise<unknown> {
+  return node.run(FAIR_ALIVE_SCRIPT, [key], [ttlMs]);
+}
