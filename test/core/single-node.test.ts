@@ -25,6 +25,21 @@ describe('single node', () => {
     expect(await other.tryAcquire(resource, 5_000)).not.toBeNull();
   });
 
+  it('hands the lock to a waiter that retries (a contended attempt asks the arbiter, here the only node)', async () => {
+    const holder = fx.redlock();
+    const waiter = fx.redlock();
+    const resource = uniqueResource('single-wait');
+    const lock = await holder.acquire(resource, 5_000);
+    const waited = new Promise<void>((resolve) => waiter.once('wait', () => resolve()));
+    const waiting = waiter.acquire(resource, 5_000, { retry: { retries: 50, delayMs: 20, jitterMs: 0 } });
+    // The waiter failed at least once, so its next attempts are arbitrated.
+    await waited;
+    await lock.release();
+    const won = await waiting;
+    expect(await fx.values(resource)).toEqual([won.value]);
+    await won.release();
+  });
+
   it('reports QuorumUnavailableError (also from tryAcquire, never null) when the node is down', async () => {
     const redlock = fx.redlock({ nodeTimeoutMs: 300 });
     await redlock.connect();

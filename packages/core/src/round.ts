@@ -78,6 +78,8 @@ export function runRound<T>(
   let ok = 0;
   let notOk = 0;
   let settled = 0;
+  // No node to ask (the rest of an arbitrated round on a single node): nothing to wait for.
+  if (n === 0) return Promise.resolve({ outcomes, values, ok: 0, sentAt: undefined });
   return new Promise((resolve) => {
     let done = false;
     let timer: NodeJS.Timeout | undefined;
@@ -121,8 +123,10 @@ export function runRound<T>(
           next = Math.min(next, Number.isNaN(due) ? now + timeoutMs : due);
         }
       }
+      // Nothing left pending (a `decided` rule that never said yes): nothing more can come.
+      if (next === Infinity) finish();
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- record() above may have finished the round
-      if (!done) arm(next - now);
+      else if (!done) arm(next - now);
     };
     // The timer fires before this turn's I/O is read: check after it (setImmediate runs
     // after the poll phase), so an answer that already arrived is not a timeout.
