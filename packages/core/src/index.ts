@@ -50,3 +50,6 @@ export type { ForceReleaseResult, LockInspection, NodeLockState } from './operat
 export { NodeCheckError } from './node-check.js';
 export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './node-check.js';
 export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';
+export type { ClusterNodeInput } from './cluster-input.js';
+export { hashSlot, hashTag } from './hash-slot.js';
+export { ReplicaSyncError, type ReplicaSyncOptions } from './replica-sync.js';

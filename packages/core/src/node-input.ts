@@ -1,3 +1,4 @@
+import { checkClusterSeeds, isClusterInput } from './cluster-input.js';
 import { RedlockArgumentError } from './errors.js';
 
 /**
@@ -201,14 +202,15 @@ export function checkDistinctNodes(nodes: readonly unknown[]): void {
       typeof input === 'object' &&
       input !== null &&
       !Array.isArray(input) &&
-      typeof (input as { evalsha?: unknown }).evalsha !== 'function'
+      typeof (input as { evalsha?: unknown }).evalsha !== 'function' &&
+      !isClusterInput(input)
     ) {
       checkNodeOptions(input, i);
     }
   });
   const seen = new Map<string, number>();
   nodes.forEach((input, i) => {
-    const address = serverAddress(input);
+    const address = isClusterInput(input) ? undefined : serverAddress(input);
     if (address === undefined) return;
     const first = seen.get(address);
     if (first === undefined) {
@@ -221,4 +223,5 @@ export function checkDistinctNodes(nodes: readonly unknown[]): void {
         'List each independent server once.',
     );
   });
+  if (nodes.some(isClusterInput)) checkClusterSeeds(nodes, serverAddress);
 }

@@ -1,6 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { RedlockArgumentError } from './errors.js';
 import { checkNodeOptions } from './node-input.js';
+import type { ClusterNodeInput } from './cluster-input.js';
 
 /**
  * The part of an ioredis client this library uses. Structural, so ioredis 5 and 6
@@ -23,8 +24,8 @@ export interface RedisClientLike {
   on?(event: string, listener: (...args: unknown[]) => void): unknown;
 }
 
-/** One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client. */
-export type RedisNodeInput = RedisClientLike | string | RedisOptions;
+/** One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client; or a whole Redis Cluster. */
+export type RedisNodeInput = RedisClientLike | string | RedisOptions | ClusterNodeInput;
 
 /** Options every client this library creates gets, so a dead node fails fast. */
 export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
@@ -117,7 +118,7 @@ export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: nu
     return { client: input, owned: false, label };
   }
   checkNodeOptions(input, index);
-  const client = new Redis({ ...input, ...failFastOptions(input.commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
+  const client = new Redis({ ...(input as RedisOptions), ...failFastOptions((input as RedisOptions).commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
   return { client, owned: true, label: labelOf(client, index) };
 }
 

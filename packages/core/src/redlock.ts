@@ -23,7 +23,10 @@ import {
   type ResolvedRetry,
   type UsingOptions,
 } from './options.js';
-import { toClient, type RedisNodeInput } from './redis-client.js';
+import type { RedisNodeInput } from './redis-client.js';
+import { isClusterClient, nodeHandle } from './cluster-client.js';
+import { keyNames, type KeyNames } from './hash-slot.js';
+import { enableReplicaSync } from './replica-sync.js';
 import { runRound } from './round.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
@@ -69,6 +72,8 @@ export class Redlock extends RedlockTelemetry {
   protected readonly releaseNotices: ReleaseNotifier;
   /** @internal Keeps restarted nodes out of quorums for the largest TTL in use (see restart-rule.ts). */
   readonly restarts: RestartRule | undefined;
+  /** Key names: hash-tagged when a node is a Redis Cluster (see hash-slot.ts). */
+  private readonly keyNames: KeyNames;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     super();
@@ -82,9 +87,10 @@ export class Redlock extends RedlockTelemetry {
     const created: LockNode[] = [];
     try {
       for (let i = 0; i < nodes.length; i++) {
-        const handle = toClient(nodes[i] as RedisNodeInput, i, this.options.nodeTimeoutMs, this.options.onWarning);
-        created.push(new LockNode(handle, this.options.onWarning));
+        created.push(new LockNode(nodeHandle(nodes[i], i, this.options.nodeTimeoutMs, this.options.onWarning), this.options.onWarning));
       }
+      this.keyNames = keyNames(this.options.keyPrefix, created.some((node) => isClusterClient(node.client)));
+      enableReplicaSync(created, options?.replicaSync, this.options.nodeTimeoutMs);
     } catch (err) {
       for (const node of created) void node.close();
       throw err;
@@ -365,12 +371,12 @@ export class Redlock extends RedlockTelemetry {
 
   /** Prefixed Redis key of a resource's lock. */
   protected lockKey(resource: string): string {
-    return `${this.options.keyPrefix}lock:${resource}`;
+    return this.keyNames.lock(resource);
   }
 
   /** Prefixed Redis key of a resource's fencing counter. */
   protected fenceKey(resource: string): string {
-    return `${this.options.keyPrefix}fence:${resource}`;
+    return this.keyNames.fence(resource);
   }
 
   /**

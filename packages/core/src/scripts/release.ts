@@ -1,3 +1,5 @@
+import { isClusterClient } from '../cluster-client.js';
+import { slotGroups } from '../hash-slot.js';
 import { defineScript, type LockNode } from '../lock-node.js';
 import type { NodeOutcome } from '../node-outcome.js';
 import type { ParsedReply } from '../round.js';
@@ -25,7 +27,10 @@ return released`,
 
 /** Sends the release script to one node. */
 export function releaseOnNode(node: LockNode, keys: readonly string[], token: string): Promise<unknown> {
-  return node.run(RELEASE_SCRIPT, keys, [token]);
+  if (!isClusterClient(node.client) || keys.length === 1) return node.run(RELEASE_SCRIPT, keys, [token]);
+  // A Redis Cluster node runs it per slot: the keys released over all slots.
+  const sent = slotGroups(keys, 1).map((g) => node.run(RELEASE_SCRIPT, g.keys, [token]));
+  return Promise.all(sent).then((counts) => counts.reduce<number>((sum, c) => sum + Number(c), 0));
 }
 
 /** `ok` when our keys were deleted, `absent` when they were already gone (expired). */

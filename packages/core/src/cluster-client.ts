@@ -1,0 +1,173 @@
+/**
+ * A Redis Cluster as one lock node: an ioredis `Cluster` passed in, or `{ cluster: seeds }`
+ * from which the library creates one. The cluster routes each command to the master of its
+ * key's slot (following MOVED and ASK while slots migrate), so the lock node talks to one
+ * logical keyspace; keys are hash-tagged so a resource's keys share a slot (hash-slot.ts).
+ */
+import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
+import { clusterSeeds, isClusterInput, seedAddress, type ClusterNodeInput } from './cluster-input.js';
+import { RedlockArgumentError } from './errors.js';
+import { toClient, type ClientHandle, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
+
+function checkClusterInput(input: ClusterNodeInput, index: number): void {
+  const seeds: unknown = input.cluster;
+  if (!Array.isArray(seeds) || seeds.length === 0) {
+    throw new RedlockArgumentError(
+      `nodes[${index}].cluster must be a non-empty array of seed nodes, e.g. { cluster: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'] }.`,
+    );
+  }
+  seeds.forEach((seed, i) => {
+    if (seedAddress(seed) === undefined) {
+      throw new RedlockArgumentError(`nodes[${index}].cluster[${i}] is not a redis:// URL or { host, port }.`);
+    }
+  });
+}
+
+/** Options every cluster this library creates gets, so a dead master fails fast (see failFastOptions). */
+function clusterOptions(given: ClusterOptions | undefined, nodeTimeoutMs: number): ClusterOptions {
+  const timeout = Math.max(1_000, nodeTimeoutMs * 2);
+  return {
+    ...given,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    enableAutoPipelining: false,
+    scaleReads: 'master',
+    // Slot moves and failovers: follow MOVED/ASK, and retry a command while the cluster elects a new master.
+    maxRedirections: given?.maxRedirections ?? 16,
+    retryDelayOnFailover: given?.retryDelayOnFailover ?? 100,
+    retryDelayOnTryAgain: given?.retryDelayOnTryAgain ?? 100,
+    retryDelayOnClusterDown: given?.retryDelayOnClusterDown ?? 100,
+    slotsRefreshTimeout: given?.slotsRefreshTimeout ?? timeout,
+    clusterRetryStrategy: (times: number) => Math.min(50 * times, 1_000),
+    redisOptions: {
+      ...given?.redisOptions,
+      maxRetriesPerRequest: 0,
+      commandTimeout: given?.redisOptions?.commandTimeout ?? timeout,
+      connectTimeout: given?.redisOptions?.connectTimeout ?? timeout,
+      disconnectTimeout: 100,
+    },
+  };
+}
+
+/**
+ * One Redis Cluster behind the client interface of a lock node. Commands go to the master
+ * of their key's slot; `replicaAcks` sends `WAIT` to that same master on the connection the
+ * lock command used (WAIT counts the writes of its own connection).
+ */
+export class ClusterClient implements RedisClientLike {
+  readonly isClusterClient = true;
+
+  constructor(readonly cluster: Cluster) {}
+
+  get status(): string {
+    return this.cluster.status;
+  }
+
+  get options(): { commandTimeout?: number } {
+    const timeout = this.cluster.options.redisOptions?.commandTimeout;
+    return timeout === undefined ? {} : { commandTimeout: timeout };
+  }
+
+  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown> {
+    return this.cluster.evalsha(sha, numKeys, ...args);
+  }
+
+  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown> {
+    return this.cluster.eval(script, numKeys, ...args);
+  }
+
+  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<unknown> {
+    return this.cluster.set(key, value, px, ms, nx);
+  }
+
+  pttl(key: string): Promise<number> {
+    return this.cluster.pttl(key);
+  }
+
+  info(section: string): Promise<string> {
+    return this.cluster.info(section);
+  }
+
+  /** A command to some master (diagnostics: checkNodes). */
+  call(command: string, ...args: Array<string | number>): Promise<unknown> {
+    return this.cluster.call(command, ...args);
+  }
+
+  /**
+   * `WAIT replicas timeoutMs` on the master serving `key`'s slot, sent in a pipeline with a
+   * read of `key` so the cluster routes it there (WAIT itself names no key). Resolves with the
+   * number of replicas that acknowledged every write this connection made before.
+   */
+  async replicaAcks(key: string, replicas: number, timeoutMs: number): Promise<number> {
+    const replies = await this.cluster.pipeline().pttl(key).wait(replicas, timeoutMs).exec();
+    const [, acks] = replies?.[1] ?? [new Error('no reply'), 0];
+    const err = replies?.[1]?.[0] ?? replies?.[0]?.[0];
+    if (err) throw err;
+    return Number(acks);
+  }
+
+  quit(): Promise<unknown> {
+    return this.cluster.quit();
+  }
+
+  disconnect(): void {
+    this.cluster.disconnect();
+  }
+
+  connect(): Promise<void> {
+    return this.cluster.connect();
+  }
+
+  on(event: string, listener: (...args: unknown[]) => void): this {
+    this.cluster.on(event, listener);
+    return this;
+  }
+
+  once(event: string, listener: (...args: unknown[]) => void): this {
+    this.cluster.once(event, listener);
+    return this;
+  }
+
+  removeListener(event: string, listener: (...args: unknown[]) => void): this {
+    this.cluster.removeListener(event, listener);
+    return this;
+  }
+
+  /** A second cluster connection with the same seeds and options: the release-notice subscriber. */
+  duplicate(override?: Record<string, unknown>): Cluster {
+    const { autoResubscribe, ...rest } = override ?? {};
+    return this.cluster.duplicate(undefined, {
+      ...rest,
+      redisOptions: { ...this.cluster.options.redisOptions, ...(autoResubscribe === undefined ? {} : { autoResubscribe }) },
+    } as ClusterOptions);
+  }
+}
+
+/** Whether a lock node's client is a Redis Cluster. */
+export function isClusterClient(client: unknown): client is ClusterClient {
+  return client instanceof ClusterClient;
+}
+
+/** Turns a cluster entry of `nodes[]` into a lock node's client. */
+export function toClusterClient(input: Cluster | ClusterNodeInput, index: number, nodeTimeoutMs: number): ClientHandle {
+  if ((input as { isCluster?: unknown }).isCluster === true) {
+    const cluster = input as Cluster;
+    const seeds = clusterSeeds(cluster);
+    return { client: new ClusterClient(cluster), owned: false, label: clusterLabel(seeds, index) };
+  }
+  const given = input as ClusterNodeInput;
+  checkClusterInput(given, index);
+  const cluster = new Cluster(given.cluster as ClusterNode[], clusterOptions(given.options, nodeTimeoutMs));
+  return { client: new ClusterClient(cluster), owned: true, label: clusterLabel(clusterSeeds(given), index) };
+}
+
+function clusterLabel(seeds: readonly string[], index: number): string {
+  const first = seeds[0];
+  if (!first) return `cluster${index}`;
+  return seeds.length > 1 ? `cluster ${first} (+${seeds.length - 1} seeds)` : `cluster ${first}`;
+}
+
+/** Turns one `nodes[]` entry, cluster or not, into a lock node's client. */
+export function nodeHandle(input: unknown, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {
+  return isClusterInput(input) ? toClusterClient(input, index, nodeTimeoutMs) : toClient(input as RedisNodeInput, index, nodeTimeoutMs, warn);
+}
