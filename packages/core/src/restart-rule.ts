@@ -12,6 +12,7 @@
  * on the new connection is answered.
  */
 import { isClusterClient } from './cluster-client.js';
+import { syncsReplicas } from './replica-sync.js';
 import type { LockNode } from './lock-node.js';
 import { escapeGlob, fsyncAlways, greater, infoField, readCounters, type CommandClient } from './node-commands.js';
 import { raiseFenceOnNode } from './scripts/fence-raise.js';
@@ -203,7 +204,10 @@ export class RestartRule {
     // taking "now minus uptime" as its start never shortens the quarantine.
     const startedAtMono = performance.now() - Number(infoField(info, 'uptime_in_seconds') ?? 0) * 1_000;
     const runId = infoField(info, 'run_id') ?? '';
-    const persistent = infoField(info, 'aof_enabled') === '1' && (await fsyncAlways(node));
+    // With replicaSync, a replica promoted by a failover (it has a second replication id)
+    // holds every grant that counted: it keeps its data like a durable restart does.
+    const promoted = syncsReplicas(node) && Number(infoField(info, 'second_repl_offset') ?? -1) > 0;
+    const persistent = promoted || (infoField(info, 'aof_enabled') === '1' && (await fsyncAlways(node)));
     return { runId, startedAtMono, persistent };
   }
 
