@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { hashSlot, hashTag, Redlock } from '@redlock-nest/core';
+import { hashSlot, hashTag, NodeIndependenceError, Redlock } from '@redlock-nest/core';
 import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
-import { uniqueResource, until } from '../harness/test-utils.js';
+import { rejection, uniqueResource, until } from '../harness/test-utils.js';
 import { useClusterFixture } from './helpers.js';
 
 /** Exposes the notifier, a protected member, to the tests. */
@@ -113,9 +113,21 @@ describe('a Redis Cluster as a lock node', () => {
     await next.release();
   });
 
+  it('the independence check finds two entries that are the same cluster (different seeds), and passes one cluster', async () => {
+    const [s0, , , s3] = fx.cluster.seeds;
+    const twice = fx.redlock({}, [{ cluster: [s0!] }, { cluster: [s3!] }, fx.cluster.seeds[1]!]);
+    const err = await rejection(twice.checkIndependence());
+    expect(err).toBeInstanceOf(NodeIndependenceError);
+    expect(String(err.message)).toMatch(/clusters sharing the server/);
+    const reports = await fx.redlock().checkIndependence();
+    expect(reports[0]!.clusterNodeIds).toHaveLength(6);
+  });
+
   it('refuses a key prefix with braces and two clusters that share a server', () => {
     expect(() => new Redlock([{ cluster: fx.cluster.seeds }], { keyPrefix: 'app{x}:' })).toThrow(/keyPrefix/);
-    expect(() => new Redlock([{ cluster: fx.cluster.seeds.slice(0, 2) }, { cluster: fx.cluster.seeds.slice(1) }])).toThrow(/share the server/);
+    expect(() => new Redlock([{ cluster: fx.cluster.seeds.slice(0, 2) }, { cluster: fx.cluster.seeds.slice(1) }])).toThrow(
+      /share the server/,
+    );
     expect(() => new Redlock([{ cluster: [] }])).toThrow(/non-empty array/);
   });
 });

@@ -114,12 +114,17 @@ describe('Redis Cluster master failure', () => {
     await Promise.all(
       Array.from({ length: 16 }, async (_, w) => {
         for (let i = 0; i < 5; i++) {
-          await redlocks[w % redlocks.length]!.using(resource, 5_000, async () => {
-            if (++inside > 1) overlaps++;
-            entries++;
-            await new Promise((resolve) => setImmediate(resolve));
-            inside--;
-          }, { retry: { retries: Infinity, delayMs: 5, jitterMs: 5 }, timeoutMs: 30_000 });
+          await redlocks[w % redlocks.length]!.using(
+            resource,
+            5_000,
+            async () => {
+              if (++inside > 1) overlaps++;
+              entries++;
+              await new Promise((resolve) => setImmediate(resolve));
+              inside--;
+            },
+            { retry: { retries: Infinity, delayMs: 5, jitterMs: 5 }, timeoutMs: 30_000 },
+          );
         }
       }),
     );

@@ -5,23 +5,8 @@
  * logical keyspace; keys are hash-tagged so a resource's keys share a slot (hash-slot.ts).
  */
 import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
-import { clusterSeeds, isClusterInput, seedAddress, type ClusterNodeInput } from './cluster-input.js';
-import { RedlockArgumentError } from './errors.js';
+import { clusterSeeds, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
 import { toClient, type ClientHandle, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
-
-function checkClusterInput(input: ClusterNodeInput, index: number): void {
-  const seeds: unknown = input.cluster;
-  if (!Array.isArray(seeds) || seeds.length === 0) {
-    throw new RedlockArgumentError(
-      `nodes[${index}].cluster must be a non-empty array of seed nodes, e.g. { cluster: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'] }.`,
-    );
-  }
-  seeds.forEach((seed, i) => {
-    if (seedAddress(seed) === undefined) {
-      throw new RedlockArgumentError(`nodes[${index}].cluster[${i}] is not a redis:// URL or { host, port }.`);
-    }
-  });
-}
 
 /** Options every cluster this library creates gets, so a dead master fails fast (see failFastOptions). */
 function clusterOptions(given: ClusterOptions | undefined, nodeTimeoutMs: number): ClusterOptions {
@@ -106,6 +91,12 @@ export class ClusterClient implements RedisClientLike {
     return Number(acks);
   }
 
+  /** The ids of every server of the cluster (masters and replicas), from `CLUSTER NODES`. */
+  async memberIds(): Promise<string[]> {
+    const reply = String(await this.cluster.call('CLUSTER', 'NODES'));
+    return reply.split('\n').flatMap((line) => line.split(' ')[0] || []);
+  }
+
   quit(): Promise<unknown> {
     return this.cluster.quit();
   }
@@ -156,7 +147,6 @@ export function toClusterClient(input: Cluster | ClusterNodeInput, index: number
     return { client: new ClusterClient(cluster), owned: false, label: clusterLabel(seeds, index) };
   }
   const given = input as ClusterNodeInput;
-  checkClusterInput(given, index);
   const cluster = new Cluster(given.cluster as ClusterNode[], clusterOptions(given.options, nodeTimeoutMs));
   return { client: new ClusterClient(cluster), owned: true, label: clusterLabel(clusterSeeds(given), index) };
 }
@@ -169,5 +159,7 @@ function clusterLabel(seeds: readonly string[], index: number): string {
 
 /** Turns one `nodes[]` entry, cluster or not, into a lock node's client. */
 export function nodeHandle(input: unknown, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {
-  return isClusterInput(input) ? toClusterClient(input, index, nodeTimeoutMs) : toClient(input as RedisNodeInput, index, nodeTimeoutMs, warn);
+  return isClusterInput(input)
+    ? toClusterClient(input, index, nodeTimeoutMs)
+    : toClient(input as RedisNodeInput, index, nodeTimeoutMs, warn);
 }

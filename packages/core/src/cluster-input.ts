@@ -47,10 +47,24 @@ export function seedAddress(seed: unknown): string | undefined {
 
 /** The seed addresses of a cluster entry (`host:port`), for the overlap check. */
 export function clusterSeeds(input: Cluster | ClusterNodeInput): string[] {
-  const seeds: readonly unknown[] = 'isCluster' in input ? (input as unknown as { startupNodes: unknown[] }).startupNodes : input.cluster;
-  return (seeds ?? []).flatMap((s) => seedAddress(s) ?? []);
+  const seeds: unknown = 'isCluster' in input ? (input as unknown as { startupNodes: unknown }).startupNodes : input.cluster;
+  return Array.isArray(seeds) ? seeds.flatMap((s) => seedAddress(s) ?? []) : [];
 }
 
+/** Refuses a `{ cluster }` entry without usable seeds. */
+function checkClusterInput(input: ClusterNodeInput, index: number): void {
+  const seeds: unknown = input.cluster;
+  if (!Array.isArray(seeds) || seeds.length === 0) {
+    throw new RedlockArgumentError(
+      `nodes[${index}].cluster must be a non-empty array of seed nodes, e.g. { cluster: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'] }.`,
+    );
+  }
+  seeds.forEach((seed, i) => {
+    if (seedAddress(seed) === undefined) {
+      throw new RedlockArgumentError(`nodes[${index}].cluster[${i}] is not a redis:// URL or { host, port }.`);
+    }
+  });
+}
 
 /**
  * Refuses two cluster entries that share a seed, and a plain node that is one of a
@@ -60,6 +74,9 @@ export function clusterSeeds(input: Cluster | ClusterNodeInput): string[] {
  */
 export function checkClusterSeeds(nodes: readonly unknown[], plainAddress: (input: unknown) => string | undefined): void {
   const owner = new Map<string, number>();
+  nodes.forEach((input, i) => {
+    if (isClusterInput(input) && !('isCluster' in input)) checkClusterInput(input, i);
+  });
   nodes.forEach((input, i) => {
     const addresses = isClusterInput(input) ? clusterSeeds(input) : [plainAddress(input)].flatMap((a) => a ?? []);
     for (const address of new Set(addresses.map(canonical))) {

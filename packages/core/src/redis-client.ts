@@ -118,7 +118,10 @@ export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: nu
     return { client: input, owned: false, label };
   }
   checkNodeOptions(input, index);
-  const client = new Redis({ ...(input as RedisOptions), ...failFastOptions((input as RedisOptions).commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
+  const client = new Redis({
+    ...(input as RedisOptions),
+    ...failFastOptions((input as RedisOptions).commandTimeout ?? nodeTimeoutMs),
+  }) as unknown as RedisClientLike;
   return { client, owned: true, label: labelOf(client, index) };
 }
 

@@ -89,7 +89,10 @@ export class Redlock extends RedlockTelemetry {
       for (let i = 0; i < nodes.length; i++) {
         created.push(new LockNode(nodeHandle(nodes[i], i, this.options.nodeTimeoutMs, this.options.onWarning), this.options.onWarning));
       }
-      this.keyNames = keyNames(this.options.keyPrefix, created.some((node) => isClusterClient(node.client)));
+      this.keyNames = keyNames(
+        this.options.keyPrefix,
+        created.some((node) => isClusterClient(node.client)),
+      );
       enableReplicaSync(created, options?.replicaSync, this.options.nodeTimeoutMs);
     } catch (err) {
       for (const node of created) void node.close();

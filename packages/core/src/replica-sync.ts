@@ -48,7 +48,9 @@ export function enableReplicaSync(nodes: readonly LockNode[], given: unknown, no
   if (given === undefined || given === false) return;
   const o = given as Partial<ReplicaSyncOptions>;
   if (typeof given !== 'object' || given === null || !Number.isInteger(o.replicas) || o.replicas! < 1) {
-    throw new RedlockArgumentError('replicaSync must be { replicas: n, timeoutMs?: ms } with n an integer ≥ 1, e.g. { replicas: 1, timeoutMs: 100 }.');
+    throw new RedlockArgumentError(
+      'replicaSync must be { replicas: n, timeoutMs?: ms } with n an integer ≥ 1, e.g. { replicas: 1, timeoutMs: 100 }.',
+    );
   }
   const timeoutMs = o.timeoutMs ?? Math.max(1, Math.floor(nodeTimeoutMs / 2));
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs >= nodeTimeoutMs) {

@@ -54,7 +54,14 @@ export class RedisClusterMode {
     const cluster = new RedisClusterMode(group, nodeTimeoutMs);
     try {
       await redisCli(
-        ['--cluster', 'create', ...group.servers.map((s) => `127.0.0.1:${s.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+        [
+          '--cluster',
+          'create',
+          ...group.servers.map((s) => `127.0.0.1:${s.port}`),
+          '--cluster-replicas',
+          String(replicas),
+          '--cluster-yes',
+        ],
         60_000,
       );
       await cluster.waitHealthy();

@@ -108,11 +108,12 @@ export class RedisServer {
 
   private spawn(): Promise<void> {
     const sentinel = this.options.sentinelConfig;
-    const persistence = sentinel !== undefined
-      ? []
-      : this.options.persistent
-      ? ['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
-      : ['--appendonly', 'no', '--save', ''];
+    const persistence =
+      sentinel !== undefined
+        ? []
+        : this.options.persistent
+          ? ['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
+          : ['--appendonly', 'no', '--save', ''];
     let configArgs: string[] = [];
     if (sentinel !== undefined) {
       // Sentinel insists on a writable config file, given first.

@@ -88,7 +88,13 @@ function acquireInOneSlot(node: LockNode, keys: readonly string[], token: string
  * slots: two contenders may each win some slots, then both release and retry with jitter.
  * Replies as the script does, counters in resource order.
  */
-async function acquireAcrossSlots(node: LockNode, groups: readonly SlotGroup[], token: string, ttlMs: number, fencing: boolean): Promise<unknown> {
+async function acquireAcrossSlots(
+  node: LockNode,
+  groups: readonly SlotGroup[],
+  token: string,
+  ttlMs: number,
+  fencing: boolean,
+): Promise<unknown> {
   const settled = await Promise.allSettled(
     groups.map((g) => synced(node, g.keys[0]!, node.run(ACQUIRE_SCRIPT, g.keys, [token, ttlMs, fencing ? '1' : '0']), isGrant)),
   );
@@ -106,7 +112,8 @@ async function acquireAcrossSlots(node: LockNode, groups: readonly SlotGroup[], 
   });
   const held = replies.find((r) => Array.isArray(r) && !isGrant(r));
   if (held) return held;
-  throw (settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason as unknown) ?? new Error('no reply');
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  throw failed?.reason instanceof Error ? failed.reason : new Error(`a slot's acquire failed: ${String(failed?.reason)}`);
 }
 
 /** Parses the acquire reply: the fence counters (strings) as the value on success. */

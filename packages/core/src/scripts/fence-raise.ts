@@ -25,7 +25,13 @@ return 1`,
 export function raiseFenceOnNode(node: LockNode, fenceKeys: readonly string[], tokens: readonly string[]): Promise<unknown> {
   if (!isClusterClient(node.client) || fenceKeys.length === 1) return node.run(FENCE_RAISE_SCRIPT, fenceKeys, tokens);
   // A Redis Cluster node runs it per slot.
-  const sent = slotGroups(fenceKeys, 1).map((g) => node.run(FENCE_RAISE_SCRIPT, g.keys, g.indices.map((i) => tokens[i]!)));
+  const sent = slotGroups(fenceKeys, 1).map((g) =>
+    node.run(
+      FENCE_RAISE_SCRIPT,
+      g.keys,
+      g.indices.map((i) => tokens[i]!),
+    ),
+  );
   return Promise.all(sent).then((replies) => (replies.every((r) => Number(r) === 1) ? 1 : 0));
 }
 
