@@ -69,8 +69,8 @@ async function main(): Promise<void> {
       { name: 'single node', nodes: [single.url], options: quiet },
       { name: 'master + replica', nodes: [primary.url], options: quiet },
       { name: 'master + replica, replicaSync', nodes: [primary.url], options: synced },
-      { name: '3-shard cluster', nodes: [{ cluster: cluster.seeds }], options: quiet },
-      { name: '3-shard cluster, replicaSync', nodes: [{ cluster: cluster.seeds }], options: synced },
+      { name: '3-shard cluster', nodes: [{ cluster: cluster.urls }], options: quiet },
+      { name: '3-shard cluster, replicaSync', nodes: [{ cluster: cluster.urls }], options: synced },
     ];
     const redlocks = new Map(setups.map((s) => [s.name, new Redlock(s.nodes, s.options)]));
     const tp64 = new Map<string, number[]>();

@@ -101,7 +101,7 @@ describe('a Redis Cluster as a lock node', () => {
   it('wakes a waiter on release (release notices through the cluster)', async () => {
     const a = fx.redlock();
     // A poll every 10 minutes: the acquisition completing at all proves a notice woke it.
-    const b = fx.track(new ProbedRedlock([{ cluster: fx.cluster.seeds }], { onWarning: () => {}, retry: NEVER_POLL }));
+    const b = fx.track(new ProbedRedlock([{ cluster: fx.cluster.urls }], { onWarning: () => {}, retry: NEVER_POLL }));
     const resource = uniqueResource('notice');
     const lock = await a.acquire(resource, 30_000);
     const waiting = b.acquire(resource, 10_000);
@@ -113,9 +113,9 @@ describe('a Redis Cluster as a lock node', () => {
     await next.release();
   });
 
-  it('the independence check finds two entries that are the same cluster (different seeds), and passes one cluster', async () => {
-    const [s0, , , s3] = fx.cluster.seeds;
-    const twice = fx.redlock({}, [{ cluster: [s0!] }, { cluster: [s3!] }, fx.cluster.seeds[1]!]);
+  it('the independence check finds two entries that are the same cluster (different startup nodes), and passes one cluster', async () => {
+    const [s0, , , s3] = fx.cluster.urls;
+    const twice = fx.redlock({}, [{ cluster: [s0!] }, { cluster: [s3!] }, fx.cluster.urls[1]!]);
     const err = await rejection(twice.checkIndependence());
     expect(err).toBeInstanceOf(NodeIndependenceError);
     expect(String(err.message)).toMatch(/clusters sharing the server/);
@@ -124,8 +124,8 @@ describe('a Redis Cluster as a lock node', () => {
   });
 
   it('refuses a key prefix with braces and two clusters that share a server', () => {
-    expect(() => new Redlock([{ cluster: fx.cluster.seeds }], { keyPrefix: 'app{x}:' })).toThrow(/keyPrefix/);
-    expect(() => new Redlock([{ cluster: fx.cluster.seeds.slice(0, 2) }, { cluster: fx.cluster.seeds.slice(1) }])).toThrow(
+    expect(() => new Redlock([{ cluster: fx.cluster.urls }], { keyPrefix: 'app{x}:' })).toThrow(/keyPrefix/);
+    expect(() => new Redlock([{ cluster: fx.cluster.urls.slice(0, 2) }, { cluster: fx.cluster.urls.slice(1) }])).toThrow(
       /share the server/,
     );
     expect(() => new Redlock([{ cluster: [] }])).toThrow(/non-empty array/);

@@ -35,7 +35,7 @@ describe('hash slots and tags', () => {
       }
     };
     expect(bad({ cluster: [] })).toBeInstanceOf(RedlockArgumentError);
-    expect(String(bad({ cluster: 'redis://a:7000' }))).toMatch(/non-empty array of seed nodes/);
+    expect(String(bad({ cluster: 'redis://a:7000' }))).toMatch(/non-empty array of startup nodes/);
     expect(String(bad({ cluster: ['not a url'] }))).toMatch(/cluster\[0\] is not a redis:\/\/ URL/);
     const fine = bad({ cluster: ['redis://127.0.0.1:7000', { host: '127.0.0.1', port: 7001 }] });
     expect(fine).toBeInstanceOf(Redlock);

@@ -36,7 +36,7 @@ export class ClusterFixture {
   }
 
   /** A Redlock over this cluster as its one node (or over `nodes`), closed in teardown. */
-  redlock(options?: RedlockOptions, nodes: ReadonlyArray<RedisNodeInput> = [{ cluster: this.cluster.seeds }]): Redlock {
+  redlock(options?: RedlockOptions, nodes: ReadonlyArray<RedisNodeInput> = [{ cluster: this.cluster.urls }]): Redlock {
     const redlock = new Redlock(nodes, { onWarning: () => {}, ...options });
     this.redlocks.push(redlock);
     return redlock;
@@ -51,7 +51,7 @@ export class ClusterFixture {
   /** A direct cluster client (generous timeouts: it observes, it is not under test). */
   direct(): Cluster {
     const client = new Cluster(
-      this.cluster.seeds.map((url) => ({ host: '127.0.0.1', port: Number(new URL(url).port) })),
+      this.cluster.urls.map((url) => ({ host: '127.0.0.1', port: Number(new URL(url).port) })),
       { retryDelayOnFailover: 100, retryDelayOnClusterDown: 100 },
     );
     this.clients.push(client);

@@ -1,11 +1,11 @@
 /**
- * A Redis Cluster as one lock node: an ioredis `Cluster` passed in, or `{ cluster: seeds }`
+ * A Redis Cluster as one lock node: an ioredis `Cluster` passed in, or `{ cluster: startupNodes }`
  * from which the library creates one. The cluster routes each command to the master of its
  * key's slot (following MOVED and ASK while slots migrate), so the lock node talks to one
  * logical keyspace; keys are hash-tagged so a resource's keys share a slot (hash-slot.ts).
  */
 import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
-import { clusterSeeds, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
+import { clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
 import { toClient, type ClientHandle, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 
 /** Options every cluster this library creates gets, so a dead master fails fast (see failFastOptions). */
@@ -124,7 +124,7 @@ export class ClusterClient implements RedisClientLike {
     return this;
   }
 
-  /** A second cluster connection with the same seeds and options: the release-notice subscriber. */
+  /** A second cluster connection with the same startup nodes and options: the release-notice subscriber. */
   duplicate(override?: Record<string, unknown>): Cluster {
     const { autoResubscribe, ...rest } = override ?? {};
     return this.cluster.duplicate(undefined, {
@@ -143,18 +143,18 @@ export function isClusterClient(client: unknown): client is ClusterClient {
 export function toClusterClient(input: Cluster | ClusterNodeInput, index: number, nodeTimeoutMs: number): ClientHandle {
   if ((input as { isCluster?: unknown }).isCluster === true) {
     const cluster = input as Cluster;
-    const seeds = clusterSeeds(cluster);
-    return { client: new ClusterClient(cluster), owned: false, label: clusterLabel(seeds, index) };
+    const startup = clusterStartupNodes(cluster);
+    return { client: new ClusterClient(cluster), owned: false, label: clusterLabel(startup, index) };
   }
   const given = input as ClusterNodeInput;
   const cluster = new Cluster(given.cluster as ClusterNode[], clusterOptions(given.options, nodeTimeoutMs));
-  return { client: new ClusterClient(cluster), owned: true, label: clusterLabel(clusterSeeds(given), index) };
+  return { client: new ClusterClient(cluster), owned: true, label: clusterLabel(clusterStartupNodes(given), index) };
 }
 
-function clusterLabel(seeds: readonly string[], index: number): string {
-  const first = seeds[0];
+function clusterLabel(nodes: readonly string[], index: number): string {
+  const first = nodes[0];
   if (!first) return `cluster${index}`;
-  return seeds.length > 1 ? `cluster ${first} (+${seeds.length - 1} seeds)` : `cluster ${first}`;
+  return nodes.length > 1 ? `cluster ${first} (+${nodes.length - 1} more)` : `cluster ${first}`;
 }
 
 /** Turns one `nodes[]` entry, cluster or not, into a lock node's client. */

@@ -6,7 +6,7 @@ import type { Cluster, ClusterOptions } from 'ioredis';
 import { RedlockArgumentError } from './errors.js';
 
 /**
- * A Redis Cluster the library connects to itself: seed nodes (`redis://host:port` URLs or
+ * A Redis Cluster the library connects to itself: startup nodes (`redis://host:port` URLs or
  * `{ host, port }`), any of the cluster's servers, and ioredis cluster options (credentials
  * and TLS go in `options.redisOptions`).
  *
@@ -27,58 +27,58 @@ export function isClusterInput(input: unknown): input is Cluster | ClusterNodeIn
   return 'cluster' in input && !('evalsha' in input);
 }
 
-/** A seed as `host:port`, for labels and the comparison of clusters' seeds. */
-export function seedAddress(seed: unknown): string | undefined {
-  if (typeof seed === 'string') {
+/** A startup node as `host:port`, for labels and the comparison of clusters. */
+export function startupAddress(node: unknown): string | undefined {
+  if (typeof node === 'string') {
     try {
-      const url = new URL(seed);
+      const url = new URL(node);
       return `${url.hostname}:${url.port || 6379}`;
     } catch {
       return undefined;
     }
   }
-  if (typeof seed === 'object' && seed !== null) {
-    const { host, port } = seed as { host?: unknown; port?: unknown };
+  if (typeof node === 'object' && node !== null) {
+    const { host, port } = node as { host?: unknown; port?: unknown };
     return `${typeof host === 'string' ? host : 'localhost'}:${typeof port === 'number' || typeof port === 'string' ? port : 6379}`;
   }
-  if (typeof seed === 'number') return `localhost:${seed}`;
+  if (typeof node === 'number') return `localhost:${node}`;
   return undefined;
 }
 
-/** The seed addresses of a cluster entry (`host:port`), for the overlap check. */
-export function clusterSeeds(input: Cluster | ClusterNodeInput): string[] {
-  const seeds: unknown = 'isCluster' in input ? (input as unknown as { startupNodes: unknown }).startupNodes : input.cluster;
-  return Array.isArray(seeds) ? seeds.flatMap((s) => seedAddress(s) ?? []) : [];
+/** The startup-node addresses of a cluster entry (`host:port`), for the overlap check. */
+export function clusterStartupNodes(input: Cluster | ClusterNodeInput): string[] {
+  const given: unknown = 'isCluster' in input ? (input as unknown as { startupNodes: unknown }).startupNodes : input.cluster;
+  return Array.isArray(given) ? given.flatMap((s) => startupAddress(s) ?? []) : [];
 }
 
-/** Refuses a `{ cluster }` entry without usable seeds. */
+/** Refuses a `{ cluster }` entry without usable startup nodes. */
 function checkClusterInput(input: ClusterNodeInput, index: number): void {
-  const seeds: unknown = input.cluster;
-  if (!Array.isArray(seeds) || seeds.length === 0) {
+  const given: unknown = input.cluster;
+  if (!Array.isArray(given) || given.length === 0) {
     throw new RedlockArgumentError(
-      `nodes[${index}].cluster must be a non-empty array of seed nodes, e.g. { cluster: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'] }.`,
+      `nodes[${index}].cluster must be a non-empty array of startup nodes, e.g. { cluster: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'] }.`,
     );
   }
-  seeds.forEach((seed, i) => {
-    if (seedAddress(seed) === undefined) {
+  given.forEach((node, i) => {
+    if (startupAddress(node) === undefined) {
       throw new RedlockArgumentError(`nodes[${index}].cluster[${i}] is not a redis:// URL or { host, port }.`);
     }
   });
 }
 
 /**
- * Refuses two cluster entries that share a seed, and a plain node that is one of a
- * cluster's seeds: a quorum across them would count one server twice. (Clusters that share
- * servers not given as seeds are found by `checkIndependence()`.)
+ * Refuses two cluster entries that share a startup node, and a plain node that is one of a
+ * cluster's startup nodes: a quorum across them would count one server twice. (Clusters that share
+ * servers not given as startup nodes are found by `checkIndependence()`.)
  * @throws {RedlockArgumentError}
  */
-export function checkClusterSeeds(nodes: readonly unknown[], plainAddress: (input: unknown) => string | undefined): void {
+export function checkClusterOverlap(nodes: readonly unknown[], plainAddress: (input: unknown) => string | undefined): void {
   const owner = new Map<string, number>();
   nodes.forEach((input, i) => {
     if (isClusterInput(input) && !('isCluster' in input)) checkClusterInput(input, i);
   });
   nodes.forEach((input, i) => {
-    const addresses = isClusterInput(input) ? clusterSeeds(input) : [plainAddress(input)].flatMap((a) => a ?? []);
+    const addresses = isClusterInput(input) ? clusterStartupNodes(input) : [plainAddress(input)].flatMap((a) => a ?? []);
     for (const address of new Set(addresses.map(canonical))) {
       const first = owner.get(address);
       if (first !== undefined && first !== i) {

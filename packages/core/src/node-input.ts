@@ -1,4 +1,4 @@
-import { checkClusterSeeds, isClusterInput } from './cluster-input.js';
+import { checkClusterOverlap, isClusterInput } from './cluster-input.js';
 import { RedlockArgumentError } from './errors.js';
 
 /**
@@ -223,5 +223,5 @@ export function checkDistinctNodes(nodes: readonly unknown[]): void {
         'List each independent server once.',
     );
   });
-  if (nodes.some(isClusterInput)) checkClusterSeeds(nodes, serverAddress);
+  if (nodes.some(isClusterInput)) checkClusterOverlap(nodes, serverAddress);
 }

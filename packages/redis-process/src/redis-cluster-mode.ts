@@ -23,7 +23,7 @@ export interface RedisClusterModeOptions extends RedisServerOptions {
  * @example
  * ```ts
  * const cluster = await RedisClusterMode.start();
- * const redlock = new Redlock([{ cluster: cluster.seeds }]);
+ * const redlock = new Redlock([{ cluster: cluster.urls }]);
  * await cluster.masterOfSlot(0).then((s) => s.kill()); // its replica takes over
  * await cluster.stop();
  * ```
@@ -77,8 +77,8 @@ export class RedisClusterMode {
     return this.group.servers;
   }
 
-  /** `redis://` URLs of every server: seeds for a cluster client. */
-  get seeds(): string[] {
+  /** `redis://` URLs of every server: startup nodes for a cluster client. */
+  get urls(): string[] {
     return this.group.urls;
   }
 
