@@ -106,6 +106,15 @@ describe('a Redis Cluster as a lock node', () => {
     const lock = await a.acquire(resource, 30_000);
     const waiting = b.acquire(resource, 10_000);
     await until(() => b.notices.waiting === 1 && b.notices.stats.armed === 1, 'the waiter parked on an armed channel');
+    // Sharded pub/sub: the channel is subscribed on its shard's master only, not cluster-wide.
+    const direct = fx.direct();
+    await direct.ping();
+    const masters = direct.nodes('master');
+    const key = `redlock:lock:${hashTag(resource)}`;
+    const sharded = await Promise.all(masters.map((m) => m.call('PUBSUB', 'SHARDCHANNELS') as Promise<string[]>));
+    const plain = await Promise.all(masters.map((m) => m.call('PUBSUB', 'CHANNELS') as Promise<string[]>));
+    expect(sharded.filter((channels) => channels.includes(key))).toHaveLength(1);
+    expect(plain.flat()).not.toContain(key);
     await lock.release();
     const next = await waiting;
     expect(b.notices.stats.notice).toBe(1);

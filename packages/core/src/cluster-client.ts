@@ -6,6 +6,7 @@
  */
 import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
 import { clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
+import { slotGroups } from './hash-slot.js';
 import { toClient, type ClientHandle, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 
 /** Options every cluster this library creates gets, so a dead master fails fast (see failFastOptions). */
@@ -42,7 +43,10 @@ function clusterOptions(given: ClusterOptions | undefined, nodeTimeoutMs: number
 export class ClusterClient implements RedisClientLike {
   readonly isClusterClient = true;
 
-  constructor(readonly cluster: Cluster) {}
+  constructor(
+    readonly cluster: Cluster,
+    private readonly warn: (message: string) => void = () => undefined,
+  ) {}
 
   get status(): string {
     return this.cluster.status;
@@ -124,13 +128,88 @@ export class ClusterClient implements RedisClientLike {
     return this;
   }
 
-  /** A second cluster connection with the same startup nodes and options: the release-notice subscriber. */
-  duplicate(override?: Record<string, unknown>): Cluster {
+  /**
+   * The release-notice subscriber: a second cluster connection with the same startup nodes and
+   * options, subscribing by sharded pub/sub (`SSUBSCRIBE`, one connection per master, each
+   * channel on its slot's master), so a release notice stays on its shard.
+   */
+  duplicate(override?: Record<string, unknown>): ShardedNoticeClient {
     const { autoResubscribe, ...rest } = override ?? {};
-    return this.cluster.duplicate(undefined, {
+    const cluster = this.cluster.duplicate(undefined, {
       ...rest,
+      shardedSubscribers: true,
       redisOptions: { ...this.cluster.options.redisOptions, ...(autoResubscribe === undefined ? {} : { autoResubscribe }) },
     } as ClusterOptions);
+    return new ShardedNoticeClient(cluster, this.warn);
+  }
+}
+
+/**
+ * A cluster connection in sharded pub/sub mode, behind the subscriber interface of one node:
+ * `subscribe` is `SSUBSCRIBE` per slot (one command may not span slots), messages are `smessage`.
+ * On a server without sharded pub/sub (Redis < 7) the subscription fails: waiters poll, and one
+ * warning says why.
+ */
+export class ShardedNoticeClient {
+  private warned = false;
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  get status(): string {
+    return this.cluster.status;
+  }
+
+  async subscribe(...channels: string[]): Promise<unknown> {
+    try {
+      return await Promise.all(slotGroups(channels, 1).map((g) => this.cluster.ssubscribe(...g.keys)));
+    } catch (err) {
+      if (!this.warned && err instanceof Error && /unknown command/i.test(err.message)) {
+        this.warned = true;
+        this.warn(
+          'this Redis Cluster has no sharded pub/sub (SSUBSCRIBE needs Redis 7 or later): waiters on its locks poll instead of waking on release notices.',
+        );
+      }
+      throw err;
+    }
+  }
+
+  unsubscribe(...channels: string[]): Promise<unknown> {
+    return Promise.all(slotGroups(channels, 1).map((g) => this.cluster.sunsubscribe(...g.keys)));
+  }
+
+  on(event: string, listener: (...args: never[]) => void): this {
+    this.cluster.on(event === 'message' ? 'smessage' : event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  once(event: string, listener: () => void): this {
+    this.cluster.once(event, listener);
+    return this;
+  }
+
+  removeListener(event: string, listener: () => void): this {
+    this.cluster.removeListener(event, listener);
+    return this;
+  }
+
+  removeAllListeners(): this {
+    this.cluster.removeAllListeners();
+    return this;
+  }
+
+  connect(): Promise<void> {
+    return this.cluster.connect();
+  }
+
+  quit(): Promise<unknown> {
+    return this.cluster.quit();
+  }
+
+  disconnect(): void {
+    this.cluster.disconnect();
   }
 }
 
@@ -140,15 +219,20 @@ export function isClusterClient(client: unknown): client is ClusterClient {
 }
 
 /** Turns a cluster entry of `nodes[]` into a lock node's client. */
-export function toClusterClient(input: Cluster | ClusterNodeInput, index: number, nodeTimeoutMs: number): ClientHandle {
+export function toClusterClient(
+  input: Cluster | ClusterNodeInput,
+  index: number,
+  nodeTimeoutMs: number,
+  warn: (message: string) => void,
+): ClientHandle {
   if ((input as { isCluster?: unknown }).isCluster === true) {
     const cluster = input as Cluster;
     const startup = clusterStartupNodes(cluster);
-    return { client: new ClusterClient(cluster), owned: false, label: clusterLabel(startup, index) };
+    return { client: new ClusterClient(cluster, warn), owned: false, label: clusterLabel(startup, index) };
   }
   const given = input as ClusterNodeInput;
   const cluster = new Cluster(given.cluster as ClusterNode[], clusterOptions(given.options, nodeTimeoutMs));
-  return { client: new ClusterClient(cluster), owned: true, label: clusterLabel(clusterStartupNodes(given), index) };
+  return { client: new ClusterClient(cluster, warn), owned: true, label: clusterLabel(clusterStartupNodes(given), index) };
 }
 
 function clusterLabel(nodes: readonly string[], index: number): string {
@@ -160,6 +244,6 @@ function clusterLabel(nodes: readonly string[], index: number): string {
 /** Turns one `nodes[]` entry, cluster or not, into a lock node's client. */
 export function nodeHandle(input: unknown, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {
   return isClusterInput(input)
-    ? toClusterClient(input, index, nodeTimeoutMs)
+    ? toClusterClient(input, index, nodeTimeoutMs, warn)
     : toClient(input as RedisNodeInput, index, nodeTimeoutMs, warn);
 }

@@ -25,11 +25,30 @@ end
 return released`,
 );
 
+/**
+ * The release script of Redis Cluster nodes: the notice goes out by sharded pub/sub
+ * (`SPUBLISH`, Redis ≥ 7), so it reaches the key's shard only instead of every server. On an
+ * older server SPUBLISH fails inside `pcall` and nothing is published (waiters there poll).
+ */
+export const RELEASE_SHARDED_SCRIPT = defineScript(
+  'release-sharded',
+  `local released = 0
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+    redis.pcall('SPUBLISH', KEYS[i], '1')
+    released = released + 1
+  end
+end
+return released`,
+);
+
 /** Sends the release script to one node. */
 export function releaseOnNode(node: LockNode, keys: readonly string[], token: string): Promise<unknown> {
-  if (!isClusterClient(node.client) || keys.length === 1) return node.run(RELEASE_SCRIPT, keys, [token]);
+  if (!isClusterClient(node.client)) return node.run(RELEASE_SCRIPT, keys, [token]);
+  if (keys.length === 1) return node.run(RELEASE_SHARDED_SCRIPT, keys, [token]);
   // A Redis Cluster node runs it per slot: the keys released over all slots.
-  const sent = slotGroups(keys, 1).map((g) => node.run(RELEASE_SCRIPT, g.keys, [token]));
+  const sent = slotGroups(keys, 1).map((g) => node.run(RELEASE_SHARDED_SCRIPT, g.keys, [token]));
   return Promise.all(sent).then((counts) => counts.reduce<number>((sum, c) => sum + Number(c), 0));
 }
 
