@@ -6,7 +6,7 @@
  */
 import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
 import { clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
-import { slotGroups } from './hash-slot.js';
+import { keyNames, slotGroups, type KeyNames } from './hash-slot.js';
 import { toClient, type ClientHandle, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 
 /** Options every cluster this library creates gets, so a dead master fails fast (see failFastOptions). */
@@ -240,6 +240,16 @@ function clusterLabel(nodes: readonly string[], index: number): string {
   if (!first) return `cluster${index}`;
   return nodes.length > 1 ? `cluster ${first} (+${nodes.length - 1} more)` : `cluster ${first}`;
 }
+
+/** The key names of a Redlock over `nodes`: hash-tagged when any is a Redis Cluster (see hash-slot.ts). */
+export function keyNamesFor(keyPrefix: string, nodes: ReadonlyArray<{ readonly client: unknown }>): KeyNames {
+  return keyNames(
+    keyPrefix,
+    nodes.some((node) => isClusterClient(node.client)),
+  );
+}
+
+export type { KeyNames };
 
 /** Turns one `nodes[]` entry, cluster or not, into a lock node's client. */
 export function nodeHandle(input: unknown, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {

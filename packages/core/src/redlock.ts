@@ -24,8 +24,7 @@ import {
   type UsingOptions,
 } from './options.js';
 import type { RedisNodeInput } from './redis-client.js';
-import { isClusterClient, nodeHandle } from './cluster-client.js';
-import { keyNames, type KeyNames } from './hash-slot.js';
+import { keyNamesFor, nodeHandle, type KeyNames } from './cluster-client.js';
 import { enableReplicaSync } from './replica-sync.js';
 import { runRound } from './round.js';
 import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
@@ -89,10 +88,7 @@ export class Redlock extends RedlockTelemetry {
       for (let i = 0; i < nodes.length; i++) {
         created.push(new LockNode(nodeHandle(nodes[i], i, this.options.nodeTimeoutMs, this.options.onWarning), this.options.onWarning));
       }
-      this.keyNames = keyNames(
-        this.options.keyPrefix,
-        created.some((node) => isClusterClient(node.client)),
-      );
+      this.keyNames = keyNamesFor(this.options.keyPrefix, created);
       enableReplicaSync(created, options?.replicaSync, this.options.nodeTimeoutMs);
     } catch (err) {
       for (const node of created) void node.close();
@@ -461,7 +457,7 @@ export class Redlock extends RedlockTelemetry {
       };
     }
     if (failure) {
-      releasePartialHolds(this.nodes, round.outcomes, keys, token);
+      await releasePartialHolds(this.nodes, round.outcomes, keys, token);
       return failure;
     }
     const lock = new Lock(

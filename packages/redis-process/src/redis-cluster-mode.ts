@@ -133,6 +133,39 @@ export class RedisClusterMode {
     return (await cliCommand(server.port, 'INFO', 'replication')).includes('role:master');
   }
 
+  /**
+   * Moves `slot` to the master `to`, keys included, as `redis-cli --cluster reshard` does for
+   * each slot: IMPORTING on the target, MIGRATING on the source, MIGRATE of its keys in batches,
+   * then the new owner announced to every master. Clients meanwhile get ASK and TRYAGAIN.
+   */
+  async migrateSlot(slot: number, to: RedisServer): Promise<void> {
+    const from = await this.masterOfSlot(slot);
+    if (from === to) return;
+    const id = async (server: RedisServer): Promise<string> => (await cliCommand(server.port, 'CLUSTER', 'MYID')).trim();
+    const [fromId, toId] = await Promise.all([id(from), id(to)]);
+    await cliCommand(to.port, 'CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', fromId);
+    await cliCommand(from.port, 'CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', toId);
+    for (;;) {
+      const keys = (await cliCommand(from.port, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '100')).split('\n').filter((k) => k !== '');
+      if (keys.length === 0) break;
+      await cliCommand(from.port, 'MIGRATE', '127.0.0.1', String(to.port), '', '0', '5000', 'KEYS', ...keys);
+    }
+    // The target first, then the source, then everyone else (the order redis-cli uses).
+    await cliCommand(to.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
+    await cliCommand(from.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
+    for (const server of this.servers) {
+      if (server === to || server === from || server.state !== 'running' || !(await this.isMaster(server))) continue;
+      await cliCommand(server.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
+    }
+  }
+
+  /** The servers that are masters right now. */
+  async masters(): Promise<RedisServer[]> {
+    const running = this.servers.filter((s) => s.state === 'running');
+    const flags = await Promise.all(running.map((s) => this.isMaster(s)));
+    return running.filter((_, i) => flags[i]);
+  }
+
   byPort(port: number): RedisServer {
     const server = this.servers.find((s) => s.port === port);
     if (!server) throw new Error(`no server of this cluster listens on port ${port}`);

@@ -84,7 +84,7 @@ function acquireInOneSlot(node: LockNode, keys: readonly string[], token: string
  * A Redis Cluster node whose resources fall in different slots: one script per slot, and
  * all-or-nothing on the node as a whole. When some slot is held (or fails), what was set in
  * the others is released before the node answers, so a held node leaves nothing of ours
- * behind (a failed one is released by the round like any failed node). Not atomic across
+ * behind (a failed one is also released by the round, like any failed node). Not atomic across
  * slots: two contenders may each win some slots, then both release and retry with jitter.
  * Replies as the script does, counters in resource order.
  */
@@ -104,12 +104,15 @@ async function acquireAcrossSlots(
     groups.forEach((g, k) => g.indices.forEach((r, j) => (counters[r] = (replies[k] as unknown[])[1 + j])));
     return [1, ...counters];
   }
-  groups.forEach((g, k) => {
-    // A slot that granted (or whose reply was lost) may hold our key: release it (owner-checked).
-    if (!Array.isArray(replies[k]) || isGrant(replies[k])) {
-      releaseOnNode(node, g.keys.slice(0, g.indices.length), token).catch(() => undefined);
-    }
-  });
+  // A slot that granted (or whose reply was lost) may hold our key: release it (owner-checked),
+  // and answer only once that settled, so a retry with this token is not overtaken by it.
+  await Promise.all(
+    groups.map((g, k) =>
+      !Array.isArray(replies[k]) || isGrant(replies[k])
+        ? releaseOnNode(node, g.keys.slice(0, g.indices.length), token).catch(() => undefined)
+        : Promise.resolve(),
+    ),
+  );
   const held = replies.find((r) => Array.isArray(r) && !isGrant(r));
   if (held) return held;
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');

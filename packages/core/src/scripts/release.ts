@@ -62,16 +62,25 @@ export function parseReleaseReply(reply: unknown): ParsedReply<number> {
  * Releases a failed attempt's possible holds, so our own partial holds never block our retry:
  * on every node but those that answered that someone else holds the key. An `error` or a
  * timeout counts too: a reply lost on a dropped connection or a client-side timeout says nothing
- * about whether the SET landed. Sent, not awaited: each node runs one connection's commands in
- * order, so the release is applied before our next attempt there, without costing a round trip.
+ * about whether the SET landed. Sent, not awaited, on plain nodes: each runs one connection's
+ * commands in order, so the release is applied before our next attempt there, without costing a
+ * round trip. A Redis Cluster node gives no such order: a command redirected (ASK, MOVED), retried
+ * (TRYAGAIN) or re-sent after NOSCRIPT on a master that never ran the script can land after a
+ * later one, and a late release of this token would delete the next attempt's grant (same token)
+ * while its holder works. The returned promise settles once the cluster nodes' releases did: the
+ * next attempt waits for it.
  */
 export function releasePartialHolds(
   nodes: readonly LockNode[],
   outcomes: readonly NodeOutcome[],
   keys: readonly string[],
   token: string,
-): void {
+): Promise<void> {
+  const ordered: Array<Promise<unknown>> = [];
   for (let i = 0; i < nodes.length; i++) {
-    if (outcomes[i]!.status !== 'held') releaseOnNode(nodes[i]!, keys, token).catch(() => undefined);
+    if (outcomes[i]!.status === 'held') continue;
+    const sent = releaseOnNode(nodes[i]!, keys, token).catch(() => undefined);
+    if (isClusterClient(nodes[i]!.client)) ordered.push(sent);
   }
+  return ordered.length === 0 ? Promise.resolve() : Promise.all(ordered).then(() => undefined);
 }
