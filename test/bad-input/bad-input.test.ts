@@ -8,12 +8,13 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { BadInputContext, PASSWORD, WRONG_PASSWORD } from './context.js';
 import { coreRows } from './rows-core.js';
 import { nestjsRows } from './rows-nestjs.js';
+import { sameRuleRows } from './rows-same-rule.js';
 import type { BadInputRow } from './row.js';
 
 /** A row that does not settle within this bound counts as hanging. */
 const HANG_BOUND_MS = 8_000;
 // NestJS rows first: one of them needs a process where no RedlockModule was ever initialised.
-const rows: BadInputRow[] = [...nestjsRows, ...coreRows];
+const rows: BadInputRow[] = [...nestjsRows, ...coreRows, ...sameRuleRows];
 
 function bounded<T>(p: Promise<T>, name: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

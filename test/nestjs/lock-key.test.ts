@@ -91,7 +91,7 @@ describe('method key templates', () => {
         async run() {}
       }
       return BadOptions;
-    }).toThrow(/wait must be false or a number/);
+    }).toThrow(/wait \(false or a deadline in ms\) must be at least 0, got -1/);
   });
 });
 

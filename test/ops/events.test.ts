@@ -4,10 +4,12 @@
  * that no payload ever carries the owner token.
  */
 import { describe, expect, it } from '@jest/globals';
+import * as core from '@redlock-nest/core';
 import {
   LockLostError,
   LockNotAcquiredError,
   QuorumUnavailableError,
+  RedlockEmitter,
   type Redlock,
   type RedlockEventMap,
   type RedlockEventName,
@@ -145,5 +147,10 @@ describe('Redlock events', () => {
     redlock.off('release', counter);
     await (await redlock.acquire(uniqueResource('events-off'), 5_000)).release();
     expect(calls).toBe(0);
+  });
+
+  it('is a typed emitter whose telemetry is composed, not a public base class', () => {
+    expect(fx.redlock({ onWarning: () => {} })).toBeInstanceOf(RedlockEmitter);
+    expect(Object.keys(core)).not.toContain('RedlockTelemetry');
   });
 });

@@ -130,6 +130,17 @@ export interface FailureEvent {
 type AnyListener = (event: never) => void;
 
 /**
+ * What an observer composed into an emitter's owner needs of it: to emit lazily to its
+ * listeners. The telemetry emits through this, instead of being a base class of the `Redlock`.
+ */
+export interface EventSink {
+  /** Whether anyone listens to `event`. */
+  has(event: RedlockEventName): boolean;
+  /** Emits `event` with the payload `build()` returns, building it only if someone listens. */
+  notify<E extends RedlockEventName>(event: E, build: () => RedlockEventMap[E]): void;
+}
+
+/**
  * A small typed event emitter. Unlike `node:events`, a listener that throws never breaks the
  * lock operation that emitted (the error goes to `onListenerError`), and there is no special
  * `'error'` event that could crash a process. Emitting sites check `hasListeners` first,
@@ -193,6 +204,11 @@ export class RedlockEmitter {
   /** How many listeners `event` has. */
   listenerCount(event: RedlockEventName): number {
     return this.listeners.get(event)?.length ?? 0;
+  }
+
+  /** This emitter's listeners as an {@link EventSink}, for an observer the subclass holds. */
+  protected get sink(): EventSink {
+    return { has: (event) => this.hasListeners(event), notify: (event, build) => this.notify(event, build) };
   }
 
   /** Whether anyone listens to `event`: emitting sites check this before building a payload. */

@@ -3,6 +3,7 @@ export { Lock, type LockJSON, type LockState, type ReleaseResult } from './lock.
 export { runWithLock } from './watchdog.js';
 export {
   RedlockEmitter,
+  type EventSink,
   type AcquireStartEvent,
   type AcquiredEvent,
   type ExtendEvent,
@@ -15,7 +16,6 @@ export {
   type ReleaseEvent,
   type WaitEvent,
 } from './events.js';
-export { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 export {
   RedlockError,
   LockNotAcquiredError,
@@ -43,6 +43,17 @@ export {
   type RetryOptions,
   type UsingOptions,
 } from './options.js';
+export {
+  checkAcquireOptions,
+  checkFencing,
+  checkKeyPrefix,
+  checkMaxHoldMs,
+  checkRedlockOptions,
+  checkRetry,
+  checkTimeoutMs,
+  checkTtl,
+  normalizeResources,
+} from './option-checks.js';
 export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 export { describeNodeError } from './node-state.js';
 export type { NodeReport } from './independence.js';

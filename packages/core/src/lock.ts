@@ -1,7 +1,7 @@
 import { inspect, type InspectOptions } from 'node:util';
 import { LockLostError, RedlockArgumentError, type LockLostReason } from './errors.js';
 import type { NodeOutcome } from './node-outcome.js';
-import { checkTtl } from './options.js';
+import { checkTtl } from './option-checks.js';
 
 /** What a release did on each node. Releasing never throws for an expired lock. */
 export interface ReleaseResult {

@@ -1,4 +1,3 @@
-import { RedlockArgumentError } from './errors.js';
 import type { ReplicaSyncOptions } from './replica-sync.js';
 
 /**
@@ -40,7 +39,10 @@ export interface UsingOptions extends AcquireOptions {
   readonly maxHoldMs?: number;
 }
 
-/** Options of a `Redlock` instance. Every default lives in {@link DEFAULT_REDLOCK_OPTIONS}. */
+/**
+ * Options of a `Redlock` instance. Every default lives in {@link DEFAULT_REDLOCK_OPTIONS}; every
+ * rule (one validator per option, shared with the NestJS layer) lives in option-checks.ts.
+ */
 export interface RedlockOptions {
   /** Prefix of every key the library writes. Separate tenants with separate prefixes. Default `'redlock:'`. */
   readonly keyPrefix?: string;
@@ -138,129 +140,3 @@ export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
 export const MAX_TTL_MS = 2_147_483_647;
 /** Longest resource name accepted, in UTF-16 code units. Hash longer identifiers first. */
 export const MAX_RESOURCE_LENGTH = 4096;
-
-function fail(message: string): never {
-  throw new RedlockArgumentError(message);
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
-  return typeof value;
-}
-
-function checkObject(value: unknown, what: string): asserts value is Record<string, unknown> | undefined {
-  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
-    fail(`${what} must be an object, got ${describe(value)}.`);
-  }
-}
-
-/** A finite number ≥ `min` (or `Infinity` where allowed). */
-export function checkNumber(
-  value: unknown,
-  what: string,
-  { min = 0, integer = false, allowInfinity = false, max = Number.MAX_VALUE } = {},
-): number {
-  if (typeof value !== 'number' || Number.isNaN(value)) fail(`${what} must be a number, got ${describe(value)}.`);
-  if (value === Infinity && allowInfinity) return value;
-  if (!Number.isFinite(value)) fail(`${what} must be finite, got ${value}.`);
-  if (integer && !Number.isInteger(value)) fail(`${what} must be a whole number, got ${value}.`);
-  if (value < min) fail(`${what} must be at least ${min}, got ${value}.`);
-  if (value > max) fail(`${what} must be at most ${max}, got ${value}.`);
-  return value;
-}
-
-/** Validates a TTL in ms: a whole number from 1 to 2^31-1. */
-export function checkTtl(ttlMs: unknown, what = 'ttlMs'): number {
-  return checkNumber(ttlMs, `${what} (lock time-to-live in ms)`, { min: 1, integer: true, max: MAX_TTL_MS });
-}
-
-/** Normalises one resource or a list to a de-duplicated, validated list. */
-export function normalizeResources(resource: unknown): string[] {
-  const list = Array.isArray(resource) ? resource : [resource];
-  if (list.length === 0) fail('resource must name at least one resource, got an empty array.');
-  const out = new Set<string>();
-  for (const r of list) {
-    if (typeof r !== 'string') {
-      fail(`resource must be a string (or an array of strings), got ${describe(r)}. Convert ids with String(id).`);
-    }
-    if (r.length === 0) fail('resource must be a non-empty string, got "".');
-    if (r.length > MAX_RESOURCE_LENGTH) {
-      fail(`resource is ${r.length} characters long; the limit is ${MAX_RESOURCE_LENGTH}. Hash long identifiers first.`);
-    }
-    out.add(r);
-  }
-  return [...out];
-}
-
-/** Merges and validates a retry policy. */
-export function resolveRetry(retry: unknown, fallback: ResolvedRetry | false, what = 'retry'): ResolvedRetry | false {
-  if (retry === undefined) return fallback;
-  if (retry === false) return false;
-  checkObject(retry, `${what} (an object or false)`);
-  const base = fallback === false ? DEFAULT_RETRY : fallback;
-  const r = retry as RetryOptions;
-  return {
-    retries: r.retries === undefined ? base.retries : checkNumber(r.retries, `${what}.retries`, { integer: true, allowInfinity: true }),
-    delayMs: r.delayMs === undefined ? base.delayMs : checkNumber(r.delayMs, `${what}.delayMs`),
-    jitterMs: r.jitterMs === undefined ? base.jitterMs : checkNumber(r.jitterMs, `${what}.jitterMs`),
-  };
-}
-
-/** Merges user options over {@link DEFAULT_REDLOCK_OPTIONS}, validating each. */
-export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions {
-  checkObject(options, 'Redlock options');
-  const o = (options ?? {}) as RedlockOptions;
-  const d = DEFAULT_REDLOCK_OPTIONS;
-  if (o.keyPrefix !== undefined && typeof o.keyPrefix !== 'string') {
-    fail(`keyPrefix must be a string, got ${describe(o.keyPrefix)}.`);
-  }
-  if (o.onWarning !== undefined && typeof o.onWarning !== 'function') {
-    fail(`onWarning must be a function, got ${describe(o.onWarning)}.`);
-  }
-  if (o.checkIndependence !== undefined && typeof o.checkIndependence !== 'boolean') {
-    fail(`checkIndependence must be a boolean, got ${describe(o.checkIndependence)}.`);
-  }
-  if (o.tracing !== undefined && typeof o.tracing !== 'boolean') {
-    fail(`tracing must be a boolean, got ${describe(o.tracing)}.`);
-  }
-  return {
-    keyPrefix: o.keyPrefix ?? d.keyPrefix,
-    driftFactor: o.driftFactor === undefined ? d.driftFactor : checkNumber(o.driftFactor, 'driftFactor', { max: 0.5 }),
-    driftConstantMs: o.driftConstantMs === undefined ? d.driftConstantMs : checkNumber(o.driftConstantMs, 'driftConstantMs'),
-    nodeTimeoutMs: o.nodeTimeoutMs === undefined ? d.nodeTimeoutMs : checkNumber(o.nodeTimeoutMs, 'nodeTimeoutMs', { min: 1 }),
-    retry: resolveRetry(o.retry, d.retry),
-    maxHoldMs: o.maxHoldMs === undefined ? d.maxHoldMs : checkNumber(o.maxHoldMs, 'maxHoldMs', { min: 1, allowInfinity: true }),
-    checkIndependence: o.checkIndependence ?? d.checkIndependence,
-    restartRule: resolveRestartRule(o.restartRule),
-    tracing: o.tracing ?? d.tracing,
-    onWarning: o.onWarning ?? d.onWarning,
-  };
-}
-
-function resolveRestartRule(value: RedlockOptions['restartRule'] | undefined): ResolvedRedlockOptions['restartRule'] {
-  if (value === undefined) return DEFAULT_REDLOCK_OPTIONS.restartRule;
-  if (value === false) return false;
-  // JavaScript callers can pass anything.
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the declared type is not checked at run time
-  if (typeof value !== 'object' || value === null) {
-    fail(`restartRule must be false or { maxTtlMs?: number }, got ${describe(value)}.`);
-  }
-  const maxTtlMs = value.maxTtlMs === undefined ? 0 : checkNumber(value.maxTtlMs, 'restartRule.maxTtlMs', { max: MAX_TTL_MS });
-  return { maxTtlMs };
-}
-
-/** Validates per-call options. */
-export function checkAcquireOptions(options: unknown, what = 'acquire options'): AcquireOptions & UsingOptions {
-  checkObject(options, what);
-  const o = (options ?? {}) as UsingOptions;
-  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
-    fail(`${what}.signal must be an AbortSignal, got ${describe(o.signal)}.`);
-  }
-  if (o.timeoutMs !== undefined) checkNumber(o.timeoutMs, `${what}.timeoutMs`, { allowInfinity: true });
-  if (o.fencing !== undefined && typeof o.fencing !== 'boolean') {
-    fail(`${what}.fencing must be a boolean, got ${describe(o.fencing)}.`);
-  }
-  if (o.maxHoldMs !== undefined) checkNumber(o.maxHoldMs, `${what}.maxHoldMs`, { min: 1, allowInfinity: true });
-  return o;
-}

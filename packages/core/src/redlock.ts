@@ -14,15 +14,12 @@ import type { NodeOutcome } from './node-outcome.js';
 import {
   checkAcquireOptions,
   checkTtl,
+  checkTtlOverDrift,
   normalizeResources,
   resolveRedlockOptions,
   resolveRetry,
-  type AcquireOptions,
-  type RedlockOptions,
-  type ResolvedRedlockOptions,
-  type ResolvedRetry,
-  type UsingOptions,
-} from './options.js';
+} from './option-checks.js';
+import type { AcquireOptions, RedlockOptions, ResolvedRedlockOptions, ResolvedRetry, UsingOptions } from './options.js';
 import type { RedisNodeInput } from './redis-client.js';
 import { keyNamesFor, nodeHandle, type KeyNames } from './cluster-client.js';
 import { enableReplicaSync } from './replica-sync.js';
@@ -34,7 +31,8 @@ import { ReleaseNotifier } from './release-notifier.js';
 import { RestartRule } from './restart-rule.js';
 import { jittered } from './wait.js';
 import { runWithLock } from './watchdog.js';
-import { RedlockTelemetry, type AcquireProbe } from './telemetry.js';
+import { RedlockEmitter, type RedlockEventName } from './events.js';
+import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 
 /** 128 bits from the CSPRNG, URL-safe. */
 function newOwnerToken(): string {
@@ -54,7 +52,7 @@ function newOwnerToken(): string {
  * await redlock.close();
  * ```
  */
-export class Redlock extends RedlockTelemetry {
+export class Redlock extends RedlockEmitter {
   /** Nodes needed for a majority: ⌊N/2⌋ + 1. */
   readonly quorum: number;
   /** The options in force, defaults merged. */
@@ -71,6 +69,8 @@ export class Redlock extends RedlockTelemetry {
   protected readonly releaseNotices: ReleaseNotifier;
   /** @internal Keeps restarted nodes out of quorums for the largest TTL in use (see restart-rule.ts). */
   readonly restarts: RestartRule | undefined;
+  /** Events and spans of the lock operations, emitted to this instance's listeners. */
+  private readonly telemetry: RedlockTelemetry;
   /** Key names: hash-tagged when a node is a Redis Cluster (see hash-slot.ts). */
   private readonly keyNames: KeyNames;
 
@@ -97,6 +97,7 @@ export class Redlock extends RedlockTelemetry {
     this.nodes = created;
     this.quorum = Math.floor(created.length / 2) + 1;
     this.independence = new IndependenceWatch(created, this.options.nodeTimeoutMs * 4);
+    this.telemetry = new RedlockTelemetry(this.sink, { nodeCount: created.length, quorum: this.quorum, tracing: this.options.tracing });
     const rule = this.options.restartRule;
     this.restarts = rule
       ? new RestartRule(created, { keyPrefix: this.options.keyPrefix, maxTtlMs: rule.maxTtlMs, onWarning: this.options.onWarning })
@@ -108,10 +109,10 @@ export class Redlock extends RedlockTelemetry {
       { quorum: this.quorum, lingerMs: 3 * this.options.nodeTimeoutMs + 100 },
     );
     this.ops = {
-      extend: (lock, ttlMs) => this.observeExtend(lock, ttlMs, () => this.extendLock(lock, ttlMs)),
+      extend: (lock, ttlMs) => this.telemetry.observeExtend(lock, ttlMs, () => this.extendLock(lock, ttlMs)),
       release: (lock) => {
         this.releaseNotices.noteRelease(lock.keys);
-        return this.observeRelease(lock, () => this.releaseLock(lock));
+        return this.telemetry.observeRelease(lock, () => this.releaseLock(lock));
       },
       fence: (lock) =>
         fenceHeldLock(
@@ -122,7 +123,7 @@ export class Redlock extends RedlockTelemetry {
       lost: (lock, error) => {
         // No longer held: not counted, and not kept alive by us if its owner never releases it.
         this.active.delete(lock);
-        this.observeLost(lock, error);
+        this.telemetry.observeLost(lock, error);
       },
     };
   }
@@ -153,7 +154,7 @@ export class Redlock extends RedlockTelemetry {
     this.assertOpen();
     if (this.options.checkIndependence) await this.checkIndependence();
     // Events and spans: no probe (no cost) when nobody listens and nothing records.
-    const probe = this.startAcquire(resources, ttlMs, opts.fencing === true);
+    const probe = this.telemetry.startAcquire(resources, ttlMs, opts.fencing === true);
     const acquisition = this.acquireLoop(resources, ttlMs, opts, retry, probe);
     return probe ? probe.track(acquisition) : acquisition;
   }
@@ -346,6 +347,11 @@ export class Redlock extends RedlockTelemetry {
     await Promise.allSettled(this.nodes.map((node) => node.connect()));
   }
 
+  /** A throwing listener is reported through `onWarning`, like every other library warning. */
+  protected override onListenerError(event: RedlockEventName, err: unknown): void {
+    this.options.onWarning(listenerWarning(event, err));
+  }
+
   /** How many locks this instance currently holds (acquired, not released, not known lost). */
   get activeLocks(): number {
     return this.active.size;
@@ -410,13 +416,7 @@ export class Redlock extends RedlockTelemetry {
 
   /** A ttl the drift allowance eats entirely could never give a valid lock: a config error, not an outage. */
   private checkValidity(ttlMs: number): void {
-    const drift = this.drift(ttlMs);
-    if (ttlMs <= drift) {
-      throw new RedlockArgumentError(
-        `ttlMs (${ttlMs}) must be longer than the clock-drift allowance of ${drift} ms ` +
-          '(ttl × driftFactor + driftConstantMs), or no lock could ever be valid. Use a longer ttl.',
-      );
-    }
+    checkTtlOverDrift(ttlMs, this.drift(ttlMs));
   }
 
   private async attempt(

@@ -1,5 +1,5 @@
 import type { LockLostError } from './errors.js';
-import { RedlockEmitter, type RedlockEventMap, type RedlockEventName } from './events.js';
+import type { EventSink, RedlockEventName } from './events.js';
 import type { NodeOutcome } from './node-outcome.js';
 import packageRequire from './package-require.cjs';
 
@@ -83,7 +83,7 @@ function fail(span: SpanLike | undefined, err: unknown, attributes: Record<strin
 }
 
 /** Emits an event, building its payload only when someone listens. */
-type Notify = <E extends RedlockEventName>(event: E, build: () => RedlockEventMap[E]) => void;
+type Notify = EventSink['notify'];
 
 /** What observers need of a held lock (no token). */
 interface ObservedLock {
@@ -165,51 +165,57 @@ export class AcquireProbe {
   }
 }
 
-/**
- * Instrumentation of lock operations: typed events ({@link RedlockEmitter}) and OpenTelemetry
- * spans (`redlock.acquire`, `redlock.extend`, `redlock.release`, `redlock.lost`). Spans carry
- * counts, durations and outcomes, never tokens or resource names (which may hold user ids).
- * When nobody listens and no OpenTelemetry SDK records, every hook is a couple of map lookups.
- */
-export abstract class RedlockTelemetry extends RedlockEmitter {
+/** What the spans say about the instance they come from. */
+export interface TelemetryScope {
+  /** How many nodes the instance locks on. */
+  readonly nodeCount: number;
   /** Nodes needed for a majority. */
-  abstract readonly quorum: number;
-  /** @internal */
-  abstract readonly nodes: readonly unknown[];
-  /** Where warnings go (`RedlockOptions.onWarning`). */
-  abstract readonly options: { readonly onWarning: (message: string) => void; readonly tracing: boolean };
+  readonly quorum: number;
+  /** `RedlockOptions.tracing`: false turns spans off (events stay). */
+  readonly tracing: boolean;
+}
 
-  /** A throwing listener is reported through `onWarning`, like every other library warning. */
-  protected override onListenerError(event: RedlockEventName, err: unknown): void {
-    this.options.onWarning(`a '${event}' event listener threw: ${err instanceof Error ? err.message : String(err)}`);
-  }
+/** The warning a throwing event listener turns into (listeners never break a lock operation). */
+export function listenerWarning(event: RedlockEventName, err: unknown): string {
+  return `a '${event}' event listener threw: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/**
+ * Instrumentation of lock operations: typed events, emitted through the {@link EventSink} of the
+ * instance that holds this object, and OpenTelemetry spans (`redlock.acquire`, `redlock.extend`,
+ * `redlock.release`, `redlock.lost`). Spans carry counts, durations and outcomes, never tokens or
+ * resource names (which may hold user ids). When nobody listens and no OpenTelemetry SDK records,
+ * every hook is a couple of map lookups.
+ *
+ * A plain object the `Redlock` composes (given what it needs when constructed), not a base class:
+ * it reads nothing of the instance but the sink and the scope.
+ */
+export class RedlockTelemetry {
+  constructor(
+    private readonly events: EventSink,
+    private readonly scope: TelemetryScope,
+  ) {}
 
   /** A probe for one acquisition, or undefined when nothing observes acquisitions. */
-  protected startAcquire(resources: readonly string[], ttlMs: number, fencing: boolean): AcquireProbe | undefined {
+  startAcquire(resources: readonly string[], ttlMs: number, fencing: boolean): AcquireProbe | undefined {
     const span = this.span('redlock.acquire', () => this.baseAttributes(resources.length, ttlMs));
-    if (
-      !span &&
-      !this.hasListeners('acquire') &&
-      !this.hasListeners('wait') &&
-      !this.hasListeners('acquired') &&
-      !this.hasListeners('failure')
-    ) {
+    if (!span && !this.events.has('acquire') && !this.events.has('wait') && !this.events.has('acquired') && !this.events.has('failure')) {
       return undefined;
     }
-    this.notify('acquire', () => ({ resources, ttlMs }));
-    return new AcquireProbe((event, build) => this.notify(event, build), resources, ttlMs, fencing, span);
+    this.events.notify('acquire', () => ({ resources, ttlMs }));
+    return new AcquireProbe((event, build) => this.events.notify(event, build), resources, ttlMs, fencing, span);
   }
 
   /** Runs an extension round, reporting it as `extend`. `run` resolves to the node outcomes. */
-  protected observeExtend(lock: ObservedLock, ttlMs: number, run: () => Promise<readonly NodeOutcome[]>): Promise<void> {
+  observeExtend(lock: ObservedLock, ttlMs: number, run: () => Promise<readonly NodeOutcome[]>): Promise<void> {
     const span = this.span('redlock.extend', () => this.baseAttributes(lock.resources.length, ttlMs));
-    if (!span && !this.hasListeners('extend')) return run().then(() => undefined);
+    if (!span && !this.events.has('extend')) return run().then(() => undefined);
     const start = performance.now();
     return run().then(
       (nodes) => {
         span?.setAttributes({ 'redlock.outcome': 'extended', 'redlock.nodes_ok': okCount(nodes) });
         span?.end();
-        this.notify('extend', () => ({
+        this.events.notify('extend', () => ({
           resources: lock.resources,
           ttlMs,
           ok: true,
@@ -220,7 +226,7 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
       },
       (err: unknown) => {
         fail(span, err, { 'redlock.outcome': errorName(err) });
-        this.notify('extend', () => ({
+        this.events.notify('extend', () => ({
           resources: lock.resources,
           ttlMs,
           ok: false,
@@ -234,17 +240,14 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
   }
 
   /** Runs a release round, reporting it as `release`. */
-  protected observeRelease<R extends { released: number; nodes: readonly NodeOutcome[] }>(
-    lock: ObservedLock,
-    run: () => Promise<R>,
-  ): Promise<R> {
+  observeRelease<R extends { released: number; nodes: readonly NodeOutcome[] }>(lock: ObservedLock, run: () => Promise<R>): Promise<R> {
     const span = this.span('redlock.release', () => this.baseAttributes(lock.resources.length));
-    if (!span && !this.hasListeners('release')) return run();
+    if (!span && !this.events.has('release')) return run();
     const start = performance.now();
     return run().then((result) => {
       span?.setAttributes({ 'redlock.outcome': 'released', 'redlock.nodes_ok': result.released });
       span?.end();
-      this.notify('release', () => ({
+      this.events.notify('release', () => ({
         resources: lock.resources,
         heldMs: start - lock.acquiredAtMono,
         durationMs: performance.now() - start,
@@ -256,10 +259,10 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
   }
 
   /** Reports a lock that became known as lost. */
-  protected observeLost(lock: ObservedLock, error: LockLostError): void {
+  observeLost(lock: ObservedLock, error: LockLostError): void {
     const span = this.span('redlock.lost', () => ({ ...this.baseAttributes(lock.resources.length), 'redlock.lost_reason': error.reason }));
     fail(span, error, { 'redlock.outcome': 'lost' });
-    this.notify('lost', () => ({
+    this.events.notify('lost', () => ({
       resources: lock.resources,
       reason: error.reason,
       heldMs: performance.now() - lock.acquiredAtMono,
@@ -269,14 +272,14 @@ export abstract class RedlockTelemetry extends RedlockEmitter {
 
   /** A recording span, or undefined when tracing is off or nothing records (attributes built only then). */
   private span(name: string, attributes: () => Record<string, string | number | boolean>): SpanLike | undefined {
-    return this.options.tracing ? startSpan(name, attributes) : undefined;
+    return this.scope.tracing ? startSpan(name, attributes) : undefined;
   }
 
   private baseAttributes(resourceCount: number, ttlMs?: number): Record<string, number> {
     return {
       'redlock.resource_count': resourceCount,
-      'redlock.node_count': this.nodes.length,
-      'redlock.quorum': this.quorum,
+      'redlock.node_count': this.scope.nodeCount,
+      'redlock.quorum': this.scope.quorum,
       ...(ttlMs === undefined ? {} : { 'redlock.ttl_ms': ttlMs }),
     };
   }

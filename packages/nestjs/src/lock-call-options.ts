@@ -1,5 +1,4 @@
-import type { UsingOptions } from '@redlock-nest/core';
-import { LockKeyError } from './errors.js';
+import { checkFencing, checkMaxHoldMs, checkTimeoutMs, checkTtl, RedlockArgumentError, type UsingOptions } from '@redlock-nest/core';
 
 /** What a locked call does when the key is held by someone else. */
 export type OnLocked = 'throw' | 'skip';
@@ -35,31 +34,29 @@ export interface LockCallOptions {
   readonly redlock?: string;
 }
 
-/** Validates call options once, at decoration time, so a typo fails when the class loads. */
+/**
+ * Validates call options once, at decoration time, so a typo fails when the class loads. Each
+ * option the core also has (`ttl`, `wait` as the core's `timeoutMs`, `fencing`, `maxHoldMs`) is
+ * checked by the core's own validator, with `where` as the context of its message.
+ */
 export function checkLockCallOptions(options: unknown, where: string): LockCallOptions {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new LockKeyError(`${where}: lock options must be an object like { ttl: 10_000, wait: false }.`);
+    throw new RedlockArgumentError(`${where}: lock options must be an object like { ttl: 10_000, wait: false }.`);
   }
   const o = options as LockCallOptions;
-  if (o.ttl !== undefined && (!Number.isInteger(o.ttl) || o.ttl < 1)) {
-    throw new LockKeyError(`${where}: ttl must be a whole number of ms ≥ 1, got ${String(o.ttl)}.`);
-  }
-  if (o.wait !== undefined && o.wait !== false && !(typeof o.wait === 'number' && o.wait >= 0)) {
-    throw new LockKeyError(`${where}: wait must be false or a number of ms ≥ 0, got ${String(o.wait)}.`);
-  }
+  if (o.ttl !== undefined) checkTtl(o.ttl, `${where}: ttl`);
+  if (o.wait !== undefined && o.wait !== false) checkTimeoutMs(o.wait, `${where}: wait (false or a deadline in ms)`);
   const onLocked: unknown = o.onLocked; // JavaScript callers can pass anything
   if (onLocked !== undefined && onLocked !== 'throw' && onLocked !== 'skip') {
-    throw new LockKeyError(`${where}: onLocked must be 'throw' or 'skip', got ${String(o.onLocked)}.`);
+    throw new RedlockArgumentError(`${where}: onLocked must be 'throw' or 'skip', got ${String(o.onLocked)}.`);
   }
-  if (o.fencing !== undefined && typeof o.fencing !== 'boolean') {
-    throw new LockKeyError(`${where}: fencing must be a boolean, got ${String(o.fencing)}.`);
-  }
-  if (o.maxHoldMs !== undefined && !(typeof o.maxHoldMs === 'number' && o.maxHoldMs >= 1)) {
-    throw new LockKeyError(`${where}: maxHoldMs must be a number of ms ≥ 1, got ${String(o.maxHoldMs)}.`);
-  }
+  if (o.fencing !== undefined) checkFencing(o.fencing, `${where}: fencing`);
+  if (o.maxHoldMs !== undefined) checkMaxHoldMs(o.maxHoldMs, `${where}: maxHoldMs`);
   if (o.redlock !== undefined && (typeof o.redlock !== 'string' || o.redlock === '')) {
-    throw new LockKeyError(`${where}: redlock must be the name of a RedlockModule.forRoot({ name }) import, got ${String(o.redlock)}.`);
+    throw new RedlockArgumentError(
+      `${where}: redlock must be the name of a RedlockModule.forRoot({ name }) import, got ${String(o.redlock)}.`,
+    );
   }
   return o;
 }

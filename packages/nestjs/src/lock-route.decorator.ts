@@ -1,6 +1,6 @@
 import { applyDecorators, SetMetadata, UseGuards, UseInterceptors } from '@nestjs/common';
 import { LOCK_ROUTE_METADATA } from './constants.js';
-import { LockKeyError } from './errors.js';
+import { checkLockedStatus } from './redlock-options.js';
 import { checkLockCallOptions } from './lock-call-options.js';
 import { compileRouteKey, type RouteLockKey } from './lock-key.js';
 import { RedlockGuard } from './redlock.guard.js';
@@ -32,10 +32,7 @@ export function LockRoute(key: RouteLockKey, options?: LockRouteOptions): Method
   return (target, propertyKey, descriptor) => {
     const where = `@LockRoute on ${(typeof target === 'function' ? target : target.constructor).name}.${String(propertyKey)}`;
     const opts = checkLockCallOptions(options, where) as LockRouteOptions;
-    const lockedStatus: unknown = opts.lockedStatus; // JavaScript callers can pass anything
-    if (lockedStatus !== undefined && lockedStatus !== 409 && lockedStatus !== 423) {
-      throw new LockKeyError(`${where}: lockedStatus must be 409 or 423, got ${String(opts.lockedStatus)}.`);
-    }
+    if (opts.lockedStatus !== undefined) checkLockedStatus(opts.lockedStatus, `${where}: lockedStatus`);
     const definition: LockRouteDefinition = { key, options: opts, resolve: compileRouteKey(key, where) };
     return applyDecorators(SetMetadata(LOCK_ROUTE_METADATA, definition), UseGuards(RedlockGuard), UseInterceptors(RedlockInterceptor))(
       target,

@@ -1,4 +1,4 @@
-import { RedlockArgumentError, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
+import { checkRedlockOptions, checkTtl, RedlockArgumentError, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
 
 /** HTTP status sent when a route's lock is held by someone else. */
 export type LockedStatus = 409 | 423;
@@ -89,6 +89,19 @@ export const DEFAULT_REDLOCK_MODULE_OPTIONS = Object.freeze({
   http: Object.freeze({ global: false }),
 });
 
+/**
+ * The rule of `lockedStatus` (module, `@LockRoute`, testing module): 409 or 423.
+ *
+ * @example
+ * ```ts
+ * checkLockedStatus(423, '@LockRoute on Carts.update: lockedStatus'); // 423
+ * ```
+ */
+export function checkLockedStatus(status: unknown, what = 'lockedStatus'): LockedStatus {
+  if (status !== 409 && status !== 423) throw new RedlockArgumentError(`${what} must be 409 or 423, got ${String(status)}.`);
+  return status;
+}
+
 /** Merges user options over {@link DEFAULT_REDLOCK_MODULE_OPTIONS} and validates the module-level ones. */
 export function resolveModuleOptions(options: RedlockModuleOptions | undefined): ResolvedRedlockModuleOptions {
   if (!options || typeof options !== 'object') {
@@ -99,13 +112,10 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
     throw new RedlockArgumentError('RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }.');
   }
   const d = DEFAULT_REDLOCK_MODULE_OPTIONS;
-  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) {
-    throw new RedlockArgumentError(`RedlockModule options.ttl must be a whole number of ms ≥ 1, got ${String(ttl)}.`);
-  }
-  const status: unknown = lockedStatus; // JavaScript callers can pass anything
-  if (status !== undefined && status !== 409 && status !== 423) {
-    throw new RedlockArgumentError(`RedlockModule options.lockedStatus must be 409 or 423, got ${String(lockedStatus)}.`);
-  }
+  // The core's options by the core's rules, named as the module spells them (Redlock checks them again).
+  checkRedlockOptions(core, 'RedlockModule options');
+  if (ttl !== undefined) checkTtl(ttl, 'RedlockModule options.ttl');
+  if (lockedStatus !== undefined) checkLockedStatus(lockedStatus, 'RedlockModule options.lockedStatus');
   if (independenceCheck !== undefined && !['off', 'warn', 'fail'].includes(independenceCheck)) {
     throw new RedlockArgumentError(
       `RedlockModule options.independenceCheck must be 'off', 'warn' or 'fail', got ${String(independenceCheck)}.`,

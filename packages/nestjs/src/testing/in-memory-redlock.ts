@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import {
+  checkAcquireOptions,
+  checkTtl,
   Lock,
   LockNotAcquiredError,
   QuorumUnavailableError,
-  RedlockArgumentError,
+  normalizeResources,
   RedlockClosedError,
   RedlockEmitter,
   runWithLock,
@@ -19,18 +21,6 @@ type LockOperations = ConstructorParameters<typeof Lock>[1];
 
 /** The single "node" of the in-memory table, as it appears in node outcomes. */
 const NODE = 'in-memory';
-
-function fail(message: string): never {
-  throw new RedlockArgumentError(message);
-}
-
-function normalize(resource: unknown): string[] {
-  const list = Array.isArray(resource) ? resource : [resource];
-  if (list.length === 0 || list.some((r) => typeof r !== 'string' || r.length === 0)) {
-    fail(`resource must be a non-empty string or an array of them, got ${JSON.stringify(resource)}.`);
-  }
-  return [...new Set(list as string[])];
-}
 
 function errorName(err: unknown): string {
   return err instanceof Error ? err.name : typeof err;
@@ -137,8 +127,10 @@ export class InMemoryRedlock extends RedlockEmitter {
    * ```
    */
   async acquire(resource: string | readonly string[], ttlMs: number, options: AcquireOptions = {}): Promise<Lock> {
-    const resources = normalize(resource);
-    if (!Number.isInteger(ttlMs) || ttlMs < 1) fail(`ttlMs must be a whole number of ms ≥ 1, got ${String(ttlMs)}.`);
+    // The core's validators: the same rules and messages as the real Redlock.
+    const resources = normalizeResources(resource);
+    checkTtl(ttlMs);
+    checkAcquireOptions(options);
     this.notify('acquire', () => ({ resources, ttlMs }));
     const start = performance.now();
     const progress = { attempts: 0, waitedMs: 0 };
@@ -241,6 +233,7 @@ export class InMemoryRedlock extends RedlockEmitter {
     routine: (lock: Lock) => Promise<T> | T,
     options: UsingOptions = {},
   ): Promise<T> {
+    checkAcquireOptions(options, 'using options');
     const lock = await this.acquire(resource, ttlMs, options);
     return runWithLock(lock, ttlMs, options.maxHoldMs ?? Infinity, routine);
   }

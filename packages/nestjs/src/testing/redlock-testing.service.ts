@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { Lock, LockLostReason } from '@redlock-nest/core';
+import { checkTimeoutMs, checkTtl, type Lock, type LockLostReason } from '@redlock-nest/core';
 import { LockServiceBase } from '../lock-service.base.js';
-import { DEFAULT_REDLOCK_MODULE_OPTIONS, type ResolvedRedlockModuleOptions } from '../redlock-options.js';
+import { checkLockedStatus, DEFAULT_REDLOCK_MODULE_OPTIONS, type ResolvedRedlockModuleOptions } from '../redlock-options.js';
 import { ForeignHold } from './foreign-hold.js';
 import { InMemoryRedlock } from './in-memory-redlock.js';
 import { DEFAULT_REDLOCK_TESTING_OPTIONS, REDLOCK_TESTING_OPTIONS, type RedlockTestingOptions } from './redlock-testing.options.js';
@@ -39,6 +39,10 @@ export class RedlockTestingService extends LockServiceBase<InMemoryRedlock> impl
 
   constructor(@Inject(REDLOCK_TESTING_OPTIONS) options: RedlockTestingOptions) {
     super();
+    // The real module's rules, so a test with a setting production would refuse fails too.
+    if (options.ttl !== undefined) checkTtl(options.ttl, 'RedlockTestingModule options.ttl');
+    if (options.lockedStatus !== undefined) checkLockedStatus(options.lockedStatus, 'RedlockTestingModule options.lockedStatus');
+    if (options.defaultWaitMs !== undefined) checkTimeoutMs(options.defaultWaitMs, 'RedlockTestingModule options.defaultWaitMs');
     const d = DEFAULT_REDLOCK_MODULE_OPTIONS;
     this.redlock = new InMemoryRedlock(options.defaultWaitMs ?? DEFAULT_REDLOCK_TESTING_OPTIONS.defaultWaitMs);
     this.options = {
