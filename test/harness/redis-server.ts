@@ -8,6 +8,8 @@ export {
   findRedisServer,
   freePort,
   RedisCluster,
+  RedisClusterMode,
+  RedisSentinelSet,
   RedisServer,
   RedisServerMissingError,
   type RedisServerOptions,

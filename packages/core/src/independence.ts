@@ -1,4 +1,5 @@
 import { NodeIndependenceError } from './errors.js';
+import { isClusterClient } from './cluster-client.js';
 import type { LockNode } from './lock-node.js';
 
 /** What `checkIndependence()` learned about one node. */
@@ -15,6 +16,8 @@ export interface NodeReport {
   readonly version?: string;
   /** Why the node could not be asked. */
   readonly error?: string;
+  /** A Redis Cluster node: the ids of every server in that cluster (`CLUSTER NODES`). */
+  readonly clusterNodeIds?: readonly string[];
 }
 
 function field(info: string, name: string): string | undefined {
@@ -32,7 +35,8 @@ async function inspect(node: LockNode, timeoutMs: number): Promise<NodeReport> {
         timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       }),
     ]);
-    const report: NodeReport = { node: node.label, reachable: true };
+    const clusterNodeIds = isClusterClient(node.client) ? await node.client.memberIds() : undefined;
+    const report: NodeReport = { node: node.label, reachable: true, ...(clusterNodeIds ? { clusterNodeIds } : {}) };
     const role = field(info, 'role');
     const runId = field(info, 'run_id');
     const version = field(info, 'redis_version');
@@ -60,6 +64,17 @@ export async function checkNodeIndependence(nodes: readonly LockNode[], timeoutM
   const problems: string[] = [];
   let sameServer = false;
   const seen = new Map<string, string>();
+  const members = new Map<string, string>();
+  reports.forEach((r, i) => {
+    const name = `nodes[${i}] (${r.node})`;
+    // Two clusters (or one cluster twice) sharing a server: a quorum would count it twice.
+    const shared = r.clusterNodeIds?.find((id) => members.has(id) && members.get(id) !== name);
+    if (shared) {
+      sameServer = true;
+      problems.push(`${members.get(shared)} and ${name} are clusters sharing the server with node id ${shared}`);
+    }
+    for (const id of r.clusterNodeIds ?? []) if (!members.has(id)) members.set(id, name);
+  });
   reports.forEach((r, i) => {
     // Named by position too: the same URL given twice has the same label twice.
     const name = `nodes[${i}] (${r.node})`;

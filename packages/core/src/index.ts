@@ -70,3 +70,6 @@ export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from
 export type { NodeClient, NodeClientStream, SubscriberClient } from './node-client.js';
 export type { NodeRedisClientLike } from './node-redis-client.js';
 export { InMemoryRedisClient, InMemoryRedisServer, type InMemoryRedisServerOptions } from './in-memory-node.js';
+export type { ClusterNodeInput } from './cluster-input.js';
+export { hashSlot, hashTag } from './hash-slot.js';
+export { ReplicaSyncError, type ReplicaSyncOptions } from './replica-sync.js';

@@ -62,7 +62,8 @@ export async function attemptMutex(host: PrimitiveHost, a: MutexAttempt): Promis
     };
   }
   if (failure) {
-    if (!stoppedAtArbiter(round)) releasePartialHolds(host.nodes, round.outcomes, keys, token);
+    // Awaited: on a cluster node a late release (redirected or re-sent) could land after the retry's grant.
+    if (!stoppedAtArbiter(round)) await releasePartialHolds(host.nodes, round.outcomes, keys, token);
     return failure;
   }
   const lock = new Lock(

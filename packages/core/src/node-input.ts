@@ -1,3 +1,4 @@
+import { checkClusterOverlap, isClusterInput } from './cluster-input.js';
 import { RedlockArgumentError } from './errors.js';
 import { isNodeRedisClient, isNodeRedisCluster, nodeRedisAddress } from './node-redis-client.js';
 
@@ -215,14 +216,15 @@ export function checkDistinctNodes(nodes: readonly unknown[]): void {
       input !== null &&
       !Array.isArray(input) &&
       typeof (input as { evalsha?: unknown }).evalsha !== 'function' &&
-      !isNodeRedisClient(input)
+      !isNodeRedisClient(input) &&
+      !isClusterInput(input)
     ) {
       checkNodeOptions(input, i);
     }
   });
   const seen = new Map<string, number>();
   nodes.forEach((input, i) => {
-    const address = serverAddress(input);
+    const address = isClusterInput(input) ? undefined : serverAddress(input);
     if (address === undefined) return;
     const first = seen.get(address);
     if (first === undefined) {
@@ -235,4 +237,5 @@ export function checkDistinctNodes(nodes: readonly unknown[]): void {
         'List each independent server once.',
     );
   });
+  if (nodes.some(isClusterInput)) checkClusterOverlap(nodes, serverAddress);
 }

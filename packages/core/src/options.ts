@@ -1,3 +1,5 @@
+import type { ReplicaSyncOptions } from './replica-sync.js';
+
 /**
  * How an acquisition retries while the resource is held by someone else.
  * Delays always carry random jitter so waiters never phase-lock with the holder.
@@ -96,6 +98,13 @@ export interface RedlockOptions {
    * largest this instance has used). `false` turns it off. Default on.
    */
   readonly restartRule?: false | { readonly maxTtlMs?: number };
+  /**
+   * Count a node's grant only once `WAIT replicas timeoutMs` confirms that many replicas have
+   * it, so a lock survives the failover of a master (Sentinel, Redis Cluster, or a plain master
+   * with replicas) to a replica that acknowledged it. Costs one more round trip per granted
+   * write. See docs/topologies.md. Default: off.
+   */
+  readonly replicaSync?: ReplicaSyncOptions;
   /**
    * Emit OpenTelemetry spans through `@opentelemetry/api` when it is installed and an SDK
    * records. Default true; `false` turns spans off for this instance (events stay).

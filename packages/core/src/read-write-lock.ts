@@ -104,7 +104,7 @@ export function readWriteKind(host: PrimitiveHost, mode: LockMode, resource: str
         send: (node) => writeAcquireOnNode(node, keys, fenceKey, token, ttlMs, waits ? ttlMs : 0),
         parse: parseReadWriteReply,
         lockKeys: () => [keys.lock],
-        releasePartial: (outcomes) => releasePartialHolds(host.nodes, outcomes, [keys.lock], token),
+        releasePartial: (outcomes) => void releasePartialHolds(host.nodes, outcomes, [keys.lock], token),
         // Nodes that refused us keep our waiting entry (granting ones dropped it): drop it, or it
         // would keep readers out there after our release.
         won: (outcomes) => (waits && outcomes.some((o) => o.status !== 'ok') ? abandon(token, outcomes) : undefined),

@@ -3,6 +3,7 @@ import { RedlockArgumentError } from './errors.js';
 import { checkNodeOptions } from './node-input.js';
 import type { NodeClient } from './node-client.js';
 import { isNodeRedisClient, NodeRedisAdapter, type NodeRedisClientLike } from './node-redis-client.js';
+import type { ClusterNodeInput } from './cluster-input.js';
 
 /**
  * The client interface the engine uses (see node-client.ts): ioredis' shape. Kept under this
@@ -12,9 +13,9 @@ export type RedisClientLike = NodeClient;
 
 /**
  * One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client (ioredis,
- * node-redis `createClient()`, or an in-memory node's client).
+ * node-redis `createClient()`, or an in-memory node's client); or a whole Redis Cluster.
  */
-export type RedisNodeInput = RedisClientLike | NodeRedisClientLike | string | RedisOptions;
+export type RedisNodeInput = RedisClientLike | NodeRedisClientLike | string | RedisOptions | ClusterNodeInput;
 
 /** Options every client this library creates gets, so a dead node fails fast. */
 export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
@@ -119,7 +120,10 @@ export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: nu
     return { client: input, owned: false, label };
   }
   checkNodeOptions(input, index);
-  const client = new Redis({ ...input, ...failFastOptions(input.commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
+  const client = new Redis({
+    ...(input as RedisOptions),
+    ...failFastOptions((input as RedisOptions).commandTimeout ?? nodeTimeoutMs),
+  }) as unknown as RedisClientLike;
   return { client, owned: true, label: labelOf(client, index) };
 }
 

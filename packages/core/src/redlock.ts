@@ -23,7 +23,10 @@ import {
   resolveRetry,
 } from './option-checks.js';
 import type { AcquireOptions, RedlockOptions, ResolvedRedlockOptions, ResolvedRetry, UsingOptions } from './options.js';
-import { toClient, type RedisNodeInput } from './redis-client.js';
+import type { RedisNodeInput } from './redis-client.js';
+import { keyNamesFor, nodeHandle, type KeyNames } from './cluster-client.js';
+import { checkPrimitiveTopology } from './hash-slot.js';
+import { enableReplicaSync } from './replica-sync.js';
 import { runRound } from './round.js';
 import { attemptPrimitive, type PrimitiveKind } from './primitive-attempt.js';
 import { primitiveFor } from './primitive-kind.js';
@@ -77,6 +80,8 @@ export class Redlock extends RedlockEmitter {
   readonly fair: FairQueue;
   /** Events and spans of the lock operations, emitted to this instance's listeners. */
   private readonly telemetry: RedlockTelemetry;
+  /** Key names: hash-tagged when a node is a Redis Cluster (see hash-slot.ts). */
+  private readonly keyNames: KeyNames;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     super();
@@ -90,9 +95,10 @@ export class Redlock extends RedlockEmitter {
     const created: LockNode[] = [];
     try {
       for (let i = 0; i < nodes.length; i++) {
-        const handle = toClient(nodes[i] as RedisNodeInput, i, this.options.nodeTimeoutMs, this.options.onWarning);
-        created.push(new LockNode(handle, this.options.onWarning));
+        created.push(new LockNode(nodeHandle(nodes[i], i, this.options.nodeTimeoutMs, this.options.onWarning), this.options.onWarning));
       }
+      this.keyNames = keyNamesFor(this.options.keyPrefix, created);
+      enableReplicaSync(created, options?.replicaSync, this.options.nodeTimeoutMs);
     } catch (err) {
       for (const node of created) void node.close();
       throw err;
@@ -155,6 +161,7 @@ export class Redlock extends RedlockEmitter {
     checkTtl(ttlMs);
     this.checkValidity(ttlMs);
     const retry = resolveRetry(opts.retry, this.options.retry, 'options.retry');
+    checkPrimitiveTopology(this.keyNames, opts, opts.fair ?? this.options.fair);
     const kind = primitiveFor(this, resources, opts, retry); // read/write lock or semaphore (primitive-kind.ts)
     this.assertOpen();
     if (this.options.checkIndependence) await this.checkIndependence();
@@ -391,12 +398,12 @@ export class Redlock extends RedlockEmitter {
 
   /** Prefixed Redis key of a resource's lock. */
   protected lockKey(resource: string): string {
-    return `${this.options.keyPrefix}lock:${resource}`;
+    return this.keyNames.lock(resource);
   }
 
   /** Prefixed Redis key of a resource's fencing counter. */
   protected fenceKey(resource: string): string {
-    return `${this.options.keyPrefix}fence:${resource}`;
+    return this.keyNames.fence(resource);
   }
 
   /**

@@ -11,6 +11,8 @@
  * connection's commands in order, so the verdict is known before any lock command sent
  * on the new connection is answered.
  */
+import { isClusterClient } from './cluster-client.js';
+import { syncsReplicas } from './replica-sync.js';
 import type { LockNode } from './lock-node.js';
 import { escapeGlob, fsyncAlways, greater, infoField, readCounters, type CommandClient } from './node-commands.js';
 import { raiseFenceOnNode } from './scripts/fence-raise.js';
@@ -71,6 +73,8 @@ export class RestartRule {
     private readonly options: RestartRuleOptions,
   ) {
     for (const node of nodes) {
+      // A Redis Cluster node answers INFO from any of its masters: per-connection restart detection does not apply.
+      if (isClusterClient(node.client)) continue;
       const state = new NodeState();
       this.states.set(node, state);
       const onReady = (): void => this.check(node, state);
@@ -97,7 +101,8 @@ export class RestartRule {
    */
   gate<T>(node: LockNode, sent: Promise<T>): Promise<T> {
     return sent.then((reply) => {
-      const state = this.states.get(node)!;
+      const state = this.states.get(node);
+      if (!state) return reply;
       if (state.checking) return state.checking.then(() => this.verdict(node, reply));
       return this.verdict(node, reply);
     });
@@ -199,7 +204,10 @@ export class RestartRule {
     // taking "now minus uptime" as its start never shortens the quarantine.
     const startedAtMono = performance.now() - Number(infoField(info, 'uptime_in_seconds') ?? 0) * 1_000;
     const runId = infoField(info, 'run_id') ?? '';
-    const persistent = infoField(info, 'aof_enabled') === '1' && (await fsyncAlways(node));
+    // With replicaSync, a replica promoted by a failover (it has a second replication id)
+    // holds every grant that counted: it keeps its data like a durable restart does.
+    const promoted = syncsReplicas(node) && Number(infoField(info, 'second_repl_offset') ?? -1) > 0;
+    const persistent = promoted || (infoField(info, 'aof_enabled') === '1' && (await fsyncAlways(node)));
     return { runId, startedAtMono, persistent };
   }
 
@@ -220,12 +228,12 @@ export class RestartRule {
     if (!state.needsSync || state.syncing || this.closed) return;
     const sources = this.nodes.filter((other) => {
       if (other === node) return false;
-      const s = this.states.get(other)!;
-      return !s.needsSync && s.failed === undefined && !s.checking;
+      const s = this.states.get(other);
+      return s !== undefined && !s.needsSync && s.failed === undefined && !s.checking;
     });
     if (sources.length === 0) {
       // Every node lost its data: no counter survives anywhere to raise it from.
-      if (this.nodes.every((other) => other === node || this.states.get(other)!.needsSync)) {
+      if (this.nodes.every((other) => other === node || (this.states.get(other)?.needsSync ?? true))) {
         state.needsSync = false;
         this.options.onWarning(
           `every node restarted without its data: fencing counters restart from their current values on ${node.label}.`,

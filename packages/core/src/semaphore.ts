@@ -108,7 +108,7 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
           else if (kept !== undefined && slot !== kept) free(index, slot);
         },
         lockKeys: () => [slotKeys[kept!]!],
-        releasePartial: (outcomes) => releasePartialHolds(host.nodes, outcomes, slotKeys, token),
+        releasePartial: (outcomes) => void releasePartialHolds(host.nodes, outcomes, slotKeys, token),
       };
     },
   };

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
@@ -25,6 +25,11 @@ export interface RedisServerOptions {
    * the servers in order (a launcher), instead of killing them under a running app. Default false.
    */
   readonly detached?: boolean;
+  /**
+   * Run as a Sentinel (`redis-server <file> --sentinel`) with this configuration text,
+   * written to the server's own folder (Sentinel rewrites it). Ready once it monitors a master.
+   */
+  readonly sentinelConfig?: string;
 }
 
 /**
@@ -102,10 +107,23 @@ export class RedisServer {
   }
 
   private spawn(): Promise<void> {
-    const persistence = this.options.persistent
-      ? ['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
-      : ['--appendonly', 'no', '--save', ''];
+    const sentinel = this.options.sentinelConfig;
+    const persistence =
+      sentinel !== undefined
+        ? []
+        : this.options.persistent
+          ? ['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
+          : ['--appendonly', 'no', '--save', ''];
+    let configArgs: string[] = [];
+    if (sentinel !== undefined) {
+      // Sentinel insists on a writable config file, given first.
+      const file = join(this.dir, 'sentinel.conf');
+      writeFileSync(file, sentinel);
+      configArgs = [file, '--sentinel'];
+    }
+    const ready = sentinel !== undefined ? '+monitor master' : 'Ready to accept connections';
     const args = [
+      ...configArgs,
       '--port',
       String(this.port),
       '--bind',
@@ -134,7 +152,7 @@ export class RedisServer {
       let log = '';
       const onData = (chunk: Buffer): void => {
         log += chunk.toString();
-        if (log.includes('Ready to accept connections')) {
+        if (log.includes(ready)) {
           child.stdout.off('data', onData);
           child.stdout.resume();
           resolve();

@@ -1,5 +1,9 @@
+import { isClusterClient } from '../cluster-client.js';
+import { slotGroups, type SlotGroup } from '../hash-slot.js';
 import { defineScript, type LockNode } from '../lock-node.js';
+import { synced } from '../replica-sync.js';
 import type { ParsedReply } from '../round.js';
+import { releaseOnNode } from './release.js';
 
 /**
  * All-or-nothing on one node: every key is free (or already ours) or nothing is set.
@@ -47,6 +51,17 @@ const SET_REPLY = Object.freeze([1]);
  * Replies as the script does: `[1, counter...]` when set, `[0, pttl]` when held.
  */
 export function acquireOnNode(node: LockNode, keys: readonly string[], token: string, ttlMs: number, fencing: boolean): Promise<unknown> {
+  const groups = isClusterClient(node.client) && keys.length > (fencing ? 2 : 1) ? slotGroups(keys, fencing ? 2 : 1) : undefined;
+  if (groups && groups.length > 1) return acquireAcrossSlots(node, groups, token, ttlMs, fencing);
+  // With replicaSync, a grant counts once replicas confirmed it (WAIT on the same connection).
+  return synced(node, keys[0]!, acquireInOneSlot(node, keys, token, ttlMs, fencing), isGrant);
+}
+
+function isGrant(reply: unknown): boolean {
+  return Array.isArray(reply) && Number(reply[0]) === 1;
+}
+
+function acquireInOneSlot(node: LockNode, keys: readonly string[], token: string, ttlMs: number, fencing: boolean): Promise<unknown> {
   if (keys.length === 1 && !fencing) {
     const key = keys[0]!;
     return node
@@ -63,6 +78,45 @@ export function acquireOnNode(node: LockNode, keys: readonly string[], token: st
       );
   }
   return node.run(ACQUIRE_SCRIPT, keys, [token, ttlMs, fencing ? '1' : '0']);
+}
+
+/**
+ * A Redis Cluster node whose resources fall in different slots: one script per slot, and
+ * all-or-nothing on the node as a whole. When some slot is held (or fails), what was set in
+ * the others is released before the node answers, so a held node leaves nothing of ours
+ * behind (a failed one is also released by the round, like any failed node). Not atomic across
+ * slots: two contenders may each win some slots, then both release and retry with jitter.
+ * Replies as the script does, counters in resource order.
+ */
+async function acquireAcrossSlots(
+  node: LockNode,
+  groups: readonly SlotGroup[],
+  token: string,
+  ttlMs: number,
+  fencing: boolean,
+): Promise<unknown> {
+  const settled = await Promise.allSettled(
+    groups.map((g) => synced(node, g.keys[0]!, node.run(ACQUIRE_SCRIPT, g.keys, [token, ttlMs, fencing ? '1' : '0']), isGrant)),
+  );
+  const replies = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
+  if (replies.every(isGrant)) {
+    const counters: unknown[] = [];
+    groups.forEach((g, k) => g.indices.forEach((r, j) => (counters[r] = (replies[k] as unknown[])[1 + j])));
+    return [1, ...counters];
+  }
+  // A slot that granted (or whose reply was lost) may hold our key: release it (owner-checked),
+  // and answer only once that settled, so a retry with this token is not overtaken by it.
+  await Promise.all(
+    groups.map((g, k) =>
+      !Array.isArray(replies[k]) || isGrant(replies[k])
+        ? releaseOnNode(node, g.keys.slice(0, g.indices.length), token).catch(() => undefined)
+        : Promise.resolve(),
+    ),
+  );
+  const held = replies.find((r) => Array.isArray(r) && !isGrant(r));
+  if (held) return held;
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  throw failed?.reason instanceof Error ? failed.reason : new Error(`a slot's acquire failed: ${String(failed?.reason)}`);
 }
 
 /** Parses the acquire reply: the fence counters (strings) as the value on success. */

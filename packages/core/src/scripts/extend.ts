@@ -1,4 +1,7 @@
+import { isClusterClient } from '../cluster-client.js';
+import { slotGroups } from '../hash-slot.js';
 import { defineScript, type LockNode } from '../lock-node.js';
+import { synced } from '../replica-sync.js';
 import type { ParsedReply } from '../round.js';
 
 /**
@@ -20,7 +23,11 @@ return 1`,
 
 /** Sends the extend script to one node. */
 export function extendOnNode(node: LockNode, keys: readonly string[], token: string, ttlMs: number): Promise<unknown> {
-  return node.run(EXTEND_SCRIPT, keys, [token, ttlMs]);
+  // A Redis Cluster node runs it per slot; extended only if every slot was (a partial extension is harmless).
+  const groups = isClusterClient(node.client) && keys.length > 1 ? slotGroups(keys, 1) : [{ keys }];
+  const extended = (reply: unknown): boolean => Number(reply) === 1;
+  const sent = groups.map((g) => synced(node, g.keys[0]!, node.run(EXTEND_SCRIPT, g.keys, [token, ttlMs]), extended));
+  return sent.length === 1 ? sent[0]! : Promise.all(sent).then((replies) => (replies.every(extended) ? 1 : 0));
 }
 
 /** `ok` when extended, `absent` when our key is no longer there. */

@@ -1,4 +1,7 @@
+import { isClusterClient } from '../cluster-client.js';
+import { slotGroups } from '../hash-slot.js';
 import { defineScript, type LockNode } from '../lock-node.js';
+import { synced } from '../replica-sync.js';
 import type { ParsedReply } from '../round.js';
 
 /**
@@ -26,7 +29,18 @@ return reply`,
 
 /** Sends the owner-checked increment to one node. */
 export function fenceHeldOnNode(node: LockNode, keys: readonly string[], fenceKeys: readonly string[], token: string): Promise<unknown> {
-  return node.run(FENCE_HELD_SCRIPT, [...keys, ...fenceKeys], [token]);
+  const all = [...keys, ...fenceKeys];
+  const ours = (reply: unknown): boolean => Array.isArray(reply) && Number(reply[0]) === 1;
+  const groups = isClusterClient(node.client) && keys.length > 1 ? slotGroups(all, 2) : [{ indices: keys.map((_, i) => i), keys: all }];
+  const sent = groups.map((g) => synced(node, g.keys[0]!, node.run(FENCE_HELD_SCRIPT, g.keys, [token]), ours));
+  if (sent.length === 1) return sent[0]!;
+  // A Redis Cluster node, per slot: ours only if every slot is; counters back in resource order.
+  return Promise.all(sent).then((replies) => {
+    if (!replies.every(ours)) return [0];
+    const counters: unknown[] = [];
+    groups.forEach((g, k) => g.indices.forEach((r, j) => (counters[r] = (replies[k] as unknown[])[1 + j])));
+    return [1, ...counters];
+  });
 }
 
 /** The counters (strings) on success; `absent` when the node no longer holds our key. */

@@ -1,3 +1,5 @@
+import { isClusterClient } from '../cluster-client.js';
+import { slotGroups } from '../hash-slot.js';
 import { defineScript, type LockNode } from '../lock-node.js';
 import type { ParsedReply } from '../round.js';
 
@@ -21,7 +23,16 @@ return 1`,
 
 /** Sends the write-back to one node. */
 export function raiseFenceOnNode(node: LockNode, fenceKeys: readonly string[], tokens: readonly string[]): Promise<unknown> {
-  return node.run(FENCE_RAISE_SCRIPT, fenceKeys, tokens);
+  if (!isClusterClient(node.client) || fenceKeys.length === 1) return node.run(FENCE_RAISE_SCRIPT, fenceKeys, tokens);
+  // A Redis Cluster node runs it per slot.
+  const sent = slotGroups(fenceKeys, 1).map((g) =>
+    node.run(
+      FENCE_RAISE_SCRIPT,
+      g.keys,
+      g.indices.map((i) => tokens[i]!),
+    ),
+  );
+  return Promise.all(sent).then((replies) => (replies.every((r) => Number(r) === 1) ? 1 : 0));
 }
 
 export function parseRaiseReply(reply: unknown): ParsedReply<true> {

@@ -1,3 +1,5 @@
+import { isClusterClient } from '../cluster-client.js';
+import { slotGroups } from '../hash-slot.js';
 import { defineScript, type LockNode } from '../lock-node.js';
 import type { NodeOutcome } from '../node-outcome.js';
 import type { ParsedReply } from '../round.js';
@@ -23,9 +25,31 @@ end
 return released`,
 );
 
+/**
+ * The release script of Redis Cluster nodes: the notice goes out by sharded pub/sub
+ * (`SPUBLISH`, Redis ≥ 7), so it reaches the key's shard only instead of every server. On an
+ * older server SPUBLISH fails inside `pcall` and nothing is published (waiters there poll).
+ */
+export const RELEASE_SHARDED_SCRIPT = defineScript(
+  'release-sharded',
+  `local released = 0
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+    redis.pcall('SPUBLISH', KEYS[i], '1')
+    released = released + 1
+  end
+end
+return released`,
+);
+
 /** Sends the release script to one node. */
 export function releaseOnNode(node: LockNode, keys: readonly string[], token: string): Promise<unknown> {
-  return node.run(RELEASE_SCRIPT, keys, [token]);
+  if (!isClusterClient(node.client)) return node.run(RELEASE_SCRIPT, keys, [token]);
+  if (keys.length === 1) return node.run(RELEASE_SHARDED_SCRIPT, keys, [token]);
+  // A Redis Cluster node runs it per slot: the keys released over all slots.
+  const sent = slotGroups(keys, 1).map((g) => node.run(RELEASE_SHARDED_SCRIPT, g.keys, [token]));
+  return Promise.all(sent).then((counts) => counts.reduce<number>((sum, c) => sum + Number(c), 0));
 }
 
 /** `ok` when our keys were deleted, `absent` when they were already gone (expired). */
@@ -38,16 +62,25 @@ export function parseReleaseReply(reply: unknown): ParsedReply<number> {
  * Releases a failed attempt's possible holds, so our own partial holds never block our retry:
  * on every node but those that answered that someone else holds the key. An `error` or a
  * timeout counts too: a reply lost on a dropped connection or a client-side timeout says nothing
- * about whether the SET landed. Sent, not awaited: each node runs one connection's commands in
- * order, so the release is applied before our next attempt there, without costing a round trip.
+ * about whether the SET landed. Sent, not awaited, on plain nodes: each runs one connection's
+ * commands in order, so the release is applied before our next attempt there, without costing a
+ * round trip. A Redis Cluster node gives no such order: a command redirected (ASK, MOVED), retried
+ * (TRYAGAIN) or re-sent after NOSCRIPT on a master that never ran the script can land after a
+ * later one, and a late release of this token would delete the next attempt's grant (same token)
+ * while its holder works. The returned promise settles once the cluster nodes' releases did: the
+ * next attempt waits for it.
  */
 export function releasePartialHolds(
   nodes: readonly LockNode[],
   outcomes: readonly NodeOutcome[],
   keys: readonly string[],
   token: string,
-): void {
+): Promise<void> {
+  const ordered: Array<Promise<unknown>> = [];
   for (let i = 0; i < nodes.length; i++) {
-    if (outcomes[i]!.status !== 'held') releaseOnNode(nodes[i]!, keys, token).catch(() => undefined);
+    if (outcomes[i]!.status === 'held') continue;
+    const sent = releaseOnNode(nodes[i]!, keys, token).catch(() => undefined);
+    if (isClusterClient(nodes[i]!.client)) ordered.push(sent);
   }
+  return ordered.length === 0 ? Promise.resolve() : Promise.all(ordered).then(() => undefined);
 }

@@ -1,0 +1,102 @@
+/**
+ * Replica-synced grants. A master that fails over before replicating a lock loses it: its
+ * promoted replica never saw the key, and a second client acquires it (the Redis
+ * distributed-locks page says so of failover, and it is the restart-without-persistence
+ * hazard again). With `replicaSync`, a node's grant (acquire, extend, fencing increment)
+ * counts only once `WAIT replicas timeoutMs` confirms that many replicas have it.
+ *
+ * It guarantees that a grant which counted survives the failover of that master to one of
+ * the replicas that acknowledged it (Sentinel and Redis Cluster promote the most up-to-date
+ * replica). It does not make replication synchronous for anything else, and a failover to
+ * a replica that did not acknowledge (forced, or with fewer replicas than `replicas` left in
+ * sync) can still lose it. It costs one more round trip to the master per granted write, and
+ * grants fail (the node counts as down) while fewer replicas than asked are in sync.
+ */
+import { isClusterClient } from './cluster-client.js';
+import { RedlockArgumentError } from './errors.js';
+import type { LockNode } from './lock-node.js';
+
+/** `replicaSync` of a Redlock: how many replicas must confirm a grant, and how long to wait for them. */
+export interface ReplicaSyncOptions {
+  /** Replicas that must acknowledge each grant (`WAIT`'s numreplicas). At least 1. */
+  readonly replicas: number;
+  /** How long `WAIT` waits for them, in ms. Default: half of `nodeTimeoutMs`. Must be below `nodeTimeoutMs`. */
+  readonly timeoutMs?: number;
+}
+
+/** A grant the node made but fewer replicas than asked confirmed: it does not count. */
+export class ReplicaSyncError extends Error {
+  override readonly name = 'ReplicaSyncError';
+}
+
+interface Resolved {
+  readonly replicas: number;
+  readonly timeoutMs: number;
+}
+
+const settings = new WeakMap<LockNode, Resolved>();
+
+interface WaitClient {
+  wait(replicas: number, timeoutMs: number): Promise<number>;
+}
+
+/**
+ * Validates `replicaSync` and turns it on for `nodes`.
+ * @throws {RedlockArgumentError} on a malformed option.
+ */
+export function enableReplicaSync(nodes: readonly LockNode[], given: unknown, nodeTimeoutMs: number): void {
+  if (given === undefined || given === false) return;
+  const o = given as Partial<ReplicaSyncOptions>;
+  if (typeof given !== 'object' || given === null || !Number.isInteger(o.replicas) || o.replicas! < 1) {
+    throw new RedlockArgumentError(
+      'replicaSync must be { replicas: n, timeoutMs?: ms } with n an integer ≥ 1, e.g. { replicas: 1, timeoutMs: 100 }.',
+    );
+  }
+  const timeoutMs = o.timeoutMs ?? Math.max(1, Math.floor(nodeTimeoutMs / 2));
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs >= nodeTimeoutMs) {
+    throw new RedlockArgumentError(
+      `replicaSync.timeoutMs (${String(o.timeoutMs)}) must be an integer from 1 to below nodeTimeoutMs (${nodeTimeoutMs}): ` +
+        'a node whose WAIT outlasts the node timeout would count as timed out anyway.',
+    );
+  }
+  for (const node of nodes) {
+    if (!isClusterClient(node.client) && typeof (node.client as Partial<WaitClient>).wait !== 'function') {
+      throw new RedlockArgumentError(`replicaSync needs clients that can send WAIT; the client for ${node.label} has no wait() method.`);
+    }
+    settings.set(node, { replicas: o.replicas!, timeoutMs });
+  }
+}
+
+/** Whether grants on `node` wait for replicas. */
+export function syncsReplicas(node: LockNode): boolean {
+  return settings.has(node);
+}
+
+/**
+ * Resolves once `replicas` replicas of the master that holds `key` acknowledged every write
+ * our connection to it made so far; rejects with {@link ReplicaSyncError} when fewer did in time.
+ */
+export async function confirmReplicas(node: LockNode, key: string): Promise<void> {
+  const cfg = settings.get(node);
+  if (!cfg) return;
+  const client = node.client;
+  // WAIT counts the writes of the connection it is sent on: the grant's, on the same connection.
+  const acks = isClusterClient(client)
+    ? await node.call(() => client.replicaAcks(key, cfg.replicas, cfg.timeoutMs))
+    : await node.call((c) => (c as unknown as WaitClient).wait(cfg.replicas, cfg.timeoutMs));
+  if (Number(acks) < cfg.replicas) {
+    throw new ReplicaSyncError(
+      `${Number(acks)} of ${cfg.replicas} replica(s) of ${node.label} confirmed the write within ${cfg.timeoutMs} ms (WAIT): ` +
+        'a failover could lose it, so it does not count. Check the replicas (INFO replication) or lower replicaSync.replicas.',
+    );
+  }
+}
+
+/** `sent`'s reply once, when `granted(reply)`, replicas confirmed it (see {@link confirmReplicas}). */
+export function synced<T>(node: LockNode, key: string, sent: Promise<T>, granted: (reply: T) => boolean): Promise<T> {
+  if (!settings.has(node)) return sent;
+  return sent.then(async (reply) => {
+    if (granted(reply)) await confirmReplicas(node, key);
+    return reply;
+  });
+}
