@@ -5,7 +5,7 @@
  * two nodes left and every grant depends on both of them answering as Redis would.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { InMemoryRedisServer, Redlock, type Lock, type RedlockOptions } from '@redlock-nest/core';
+import { InMemoryRedisServer, LockNotAcquiredError, Redlock, type Lock, type RedlockOptions } from '@redlock-nest/core';
 import { hold, maxOverlap, overlapsBetween, type Interval } from './intervals.js';
 import { DEFAULT_PREFIX, lockKey, rejection, uniqueResource, until } from '../harness/test-utils.js';
 
@@ -86,6 +86,23 @@ describe('primitives over in-memory nodes (one of 3 stopped)', () => {
       expect(up.map((s) => s.members(writers(resource)))).toEqual([[], []]);
       await w.release();
       await (await r.acquire(resource, 10_000, { mode: 'read' })).release();
+    });
+
+    it("frees a reader's share when its lease ends, and a writer that gave up stops blocking readers", async () => {
+      const { redlock, up } = setup(0);
+      const r = redlock();
+      const resource = uniqueResource('mem-rw-expiry');
+      const short = await r.acquire(resource, 200, { mode: 'read' });
+      // The writer gets in once the lease ends, without a release (the marker expires with it).
+      const w = await r.acquire(resource, 10_000, { mode: 'write', timeoutMs: 5_000 });
+      expect(short.remainingMs).toBe(0);
+      expect((await short.release()).released).toBe(0);
+      const gaveUp = await rejection(redlock().acquire(resource, 60_000, { mode: 'write', timeoutMs: 50 }));
+      expect(gaveUp).toBeInstanceOf(LockNotAcquiredError);
+      await w.release();
+      // Its waiting entry is withdrawn: a reader is not refused for it.
+      await until(() => up.every((s) => s.members(writers(resource)).length === 0), 'the waiting writer withdrew');
+      await (await r.acquire(resource, 10_000, { mode: 'read', retry: false })).release();
     });
 
     it('extends a reader owner-checked, and a reader that lost its lease cannot extend', async () => {
