@@ -49,10 +49,14 @@ describe('primitives over in-memory nodes (one of 3 stopped)', () => {
       const resource = uniqueResource('mem-rw-share');
       const a = await r.acquire(resource, 10_000, { mode: 'read' });
       const b = await r.acquire(resource, 10_000, { mode: 'read' });
-      expect(up.map((s) => s.members(readers(resource)).map((m) => m.member).sort())).toEqual([
-        [a.value, b.value].sort(),
-        [a.value, b.value].sort(),
-      ]);
+      expect(
+        up.map((s) =>
+          s
+            .members(readers(resource))
+            .map((m) => m.member)
+            .sort(),
+        ),
+      ).toEqual([[a.value, b.value].sort(), [a.value, b.value].sort()]);
       expect(await r.tryAcquire(resource, 10_000, { mode: 'write' })).toBeNull();
       expect(await r.tryAcquire(resource, 10_000)).toBeNull();
       await a.release();

@@ -35,18 +35,18 @@ class Reports {
   readonly order: string[] = [];
 
   @WithLock('config:<id>', { mode: 'read', wait: 5_000 })
-  async read(id: string): Promise<string> {
+  async read(id: string): Promise<string | undefined> {
     await this.gate.pass();
     return primitiveOf(currentLock()!);
   }
 
   @WithLock('config:<id>', { mode: 'write', wait: false })
-  async write(id: string): Promise<string> {
+  async write(id: string): Promise<string | undefined> {
     return primitiveOf(currentLock()!);
   }
 
   @WithSemaphore('export:<tenant>', { permits: 2, wait: false })
-  async export(tenant: string): Promise<string> {
+  async export(tenant: string): Promise<string | undefined> {
     await this.gate.pass();
     return primitiveOf(currentLock()!);
   }
