@@ -51,7 +51,14 @@ class PollingRedlock extends OurRedlock {
   }
 }
 
-function ours(name: ContenderName, urls: readonly string[], polling: boolean, profile: Profile, restartRule = true, fair = false): Contender {
+function ours(
+  name: ContenderName,
+  urls: readonly string[],
+  polling: boolean,
+  profile: Profile,
+  restartRule = true,
+  fair = false,
+): Contender {
   // Our delay is `delayMs + random × jitterMs`: 5 + [0, 10) is 10 ms ± 5 ms.
   const timing = profile === 'tuned' ? { delayMs: TUNED.delayMs - TUNED.jitterMs, jitterMs: 2 * TUNED.jitterMs } : {};
   const options = { retry: { retries: Infinity, ...timing }, fair, ...(restartRule ? {} : { restartRule: false as const }) };

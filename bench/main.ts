@@ -90,9 +90,9 @@ const SHAPES: readonly Shape[] = [
   { processes: 8, workers: 2, holdMs: 1, pauseMs: 3 },
 ];
 const PROFILES: readonly Profile[] = (['defaults', 'tuned'] as const).filter((p) => (arg('profile') ?? p) === p);
-const CONTENDERS: readonly ContenderName[] = ([OURS, 'redlock-nest (polling)', 'redlock-nest (fair)', ...PEERS, FLOOR_POLLING] as const).filter(
-  (n) => arg('libs')?.split('|').includes(n) ?? true,
-);
+const CONTENDERS: readonly ContenderName[] = (
+  [OURS, 'redlock-nest (polling)', 'redlock-nest (fair)', ...PEERS, FLOOR_POLLING] as const
+).filter((n) => arg('libs')?.split('|').includes(n) ?? true);
 
 async function contention(nodes: BenchNodes, shape: Shape): Promise<void> {
   const label = `${shape.processes} process${shape.processes > 1 ? 'es' : ''} × ${shape.workers} workers`;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { LockNotAcquiredError, QuorumUnavailableError, RedlockArgumentError, RedlockClosedError } from './errors.js';
-import { acquireRound, contentionHints, stoppedAtArbiter } from './arbiter-round.js';
-import { classifyRound, type AttemptFailure } from './attempt-failure.js';
-import { FenceCatchUp, fenceHeldLock, settleFencing, type FencingContext } from './fencing.js';
+import { contentionHints } from './arbiter-round.js';
+import type { AttemptFailure } from './attempt-failure.js';
+import { fenceHeldLock, type FencingContext } from './fencing.js';
 import { FairQueue, type FairSession } from './fair-queue.js';
 import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { IndependenceWatch } from './independence-watch.js';
@@ -11,6 +11,7 @@ import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './node
 import { forceReleaseResource, inspectResource, type ForceReleaseResult, type LockInspection, type OperatorContext } from './operator.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
 import { LockNode } from './lock-node.js';
+import { attemptMutex } from './mutex-attempt.js';
 import { checkDistinctNodes } from './node-input.js';
 import type { NodeOutcome } from './node-outcome.js';
 import {
@@ -27,9 +28,8 @@ import { runRound } from './round.js';
 import { attemptPrimitive, type PrimitiveKind } from './primitive-attempt.js';
 import { primitiveFor } from './primitive-kind.js';
 import { nodeScriptsOf } from './read-write-lock.js';
-import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
-import { parseReleaseReply, releasePartialHolds } from './scripts/release.js';
+import { parseReleaseReply } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { RestartRule } from './restart-rule.js';
 import { jittered } from './wait.js';
@@ -434,6 +434,7 @@ export class Redlock extends RedlockEmitter {
     checkTtlOverDrift(ttlMs, this.drift(ttlMs));
   }
 
+  /** One attempt of a plain lock (mutex-attempt.ts); `send` replaces the acquire script (a fair waiter's). */
   private async attempt(
     resources: readonly string[],
     keys: readonly string[],
@@ -443,50 +444,10 @@ export class Redlock extends RedlockEmitter {
     contended: boolean,
     send?: (node: LockNode) => Promise<unknown>,
   ): Promise<Lock | AttemptFailure> {
-    const start = performance.now();
-    const timeoutMs = this.nodeTimeout(ttlMs);
-    const sendKeys = fenceKeys ? [...keys, ...fenceKeys] : keys;
-    const catchUp = fenceKeys ? new FenceCatchUp(this.nodes, fenceKeys) : undefined;
-    this.restarts?.noteTtl(ttlMs);
-    // Under contention one node decides first, against split votes (see arbitratedRound).
-    const round = await acquireRound(
-      this.nodes,
-      (node) => this.counted(node, send ? send(node) : acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
-      parseAcquireReply,
-      { quorum: this.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
-      contended ? keys[0] : undefined,
-      this.contention,
-    );
-    let failure: AttemptFailure | undefined;
-    let fencingTokens: ReadonlyMap<string, bigint> | undefined;
-    if (round.ok < this.quorum) {
-      failure = classifyRound(round, this.quorum);
-    } else if (fenceKeys && catchUp) {
-      const fenced = await settleFencing(this.fencingContext(timeoutMs), round, resources, fenceKeys, catchUp);
-      if (fenced.ok) fencingTokens = fenced.tokens;
-      else failure = { kind: 'unavailable', nodes: fenced.nodes, reason: fenced.reason };
-    }
-    // From the first write of the acquire: no key was set during a connect or in our own queue.
-    const expiresAtMono = (round.sentAt ?? start) + ttlMs - this.drift(ttlMs);
-    if (!failure && expiresAtMono <= performance.now()) {
-      failure = {
-        kind: 'unavailable',
-        nodes: round.outcomes,
-        reason: `a quorum answered, but only after the lock's validity (${ttlMs} ms minus drift) had run out`,
-        transient: true,
-      };
-    }
-    if (failure) {
-      if (!stoppedAtArbiter(round)) releasePartialHolds(this.nodes, round.outcomes, keys, token);
-      return failure;
-    }
-    const lock = new Lock(
-      { resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) },
-      this.ops,
-    );
-    this.active.add(lock);
-    this.onHeld(lock);
-    return lock;
+    const arbiterKey = contended ? keys[0] : undefined;
+    const result = await attemptMutex(this, { resources, keys, fenceKeys, token, ttlMs, arbiterKey, contention: this.contention, send });
+    if (result instanceof Lock) this.onHeld(result);
+    return result;
   }
 
   /** @internal Each lock this instance wins, when it wins it (the testing module follows them). */

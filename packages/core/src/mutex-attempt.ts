@@ -1,0 +1,74 @@
+import { acquireRound, stoppedAtArbiter, type ContentionHints } from './arbiter-round.js';
+import { classifyRound, type AttemptFailure } from './attempt-failure.js';
+import { FenceCatchUp, settleFencing } from './fencing.js';
+import { Lock } from './lock.js';
+import type { LockNode } from './lock-node.js';
+import type { PrimitiveHost } from './primitive-attempt.js';
+import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
+import { releasePartialHolds } from './scripts/release.js';
+
+/** What one attempt of a plain lock needs besides its Redlock. @internal */
+export interface MutexAttempt {
+  readonly resources: readonly string[];
+  readonly keys: readonly string[];
+  readonly fenceKeys: readonly string[] | undefined;
+  readonly token: string;
+  readonly ttlMs: number;
+  /** Under contention: the key whose arbiter node is asked first (see arbiter-round.ts). */
+  readonly arbiterKey: string | undefined;
+  readonly contention: ContentionHints;
+  /** Replaces the acquire script (a fair waiter's take, see fair-queue.ts). */
+  readonly send: ((node: LockNode) => Promise<unknown>) | undefined;
+}
+
+/**
+ * One attempt of a plain lock, no retries: the acquire round (arbitrated under contention),
+ * the fencing settle when fenced, and the validity check. A failed attempt releases what it
+ * may have set; a won one is counted among the host's active locks.
+ * @internal
+ */
+export async function attemptMutex(host: PrimitiveHost, a: MutexAttempt): Promise<Lock | AttemptFailure> {
+  const { resources, keys, fenceKeys, token, ttlMs, send } = a;
+  const start = performance.now();
+  const timeoutMs = host.nodeTimeout(ttlMs);
+  const sendKeys = fenceKeys ? [...keys, ...fenceKeys] : keys;
+  const catchUp = fenceKeys ? new FenceCatchUp(host.nodes, fenceKeys) : undefined;
+  host.restarts?.noteTtl(ttlMs);
+  const round = await acquireRound(
+    host.nodes,
+    (node) => host.counted(node, send ? send(node) : acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
+    parseAcquireReply,
+    { quorum: host.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
+    a.arbiterKey,
+    a.contention,
+  );
+  let failure: AttemptFailure | undefined;
+  let fencingTokens: ReadonlyMap<string, bigint> | undefined;
+  if (round.ok < host.quorum) {
+    failure = classifyRound(round, host.quorum);
+  } else if (fenceKeys && catchUp) {
+    const fenced = await settleFencing(host.fencingContext(timeoutMs), round, resources, fenceKeys, catchUp);
+    if (fenced.ok) fencingTokens = fenced.tokens;
+    else failure = { kind: 'unavailable', nodes: fenced.nodes, reason: fenced.reason };
+  }
+  // From the first write of the acquire: no key was set during a connect or in our own queue.
+  const expiresAtMono = (round.sentAt ?? start) + ttlMs - host.drift(ttlMs);
+  if (!failure && expiresAtMono <= performance.now()) {
+    failure = {
+      kind: 'unavailable',
+      nodes: round.outcomes,
+      reason: `a quorum answered, but only after the lock's validity (${ttlMs} ms minus drift) had run out`,
+      transient: true,
+    };
+  }
+  if (failure) {
+    if (!stoppedAtArbiter(round)) releasePartialHolds(host.nodes, round.outcomes, keys, token);
+    return failure;
+  }
+  const lock = new Lock(
+    { resources, keys, value: token, expiresAtMono, nodes: round.outcomes, ...(fencingTokens ? { fencingTokens } : {}) },
+    host.ops,
+  );
+  host.active.add(lock);
+  return lock;
+}
