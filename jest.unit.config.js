@@ -21,6 +21,8 @@ export default {
     '<rootDir>/test/ops/testing-module.test.ts', // the in-memory testing module
     '<rootDir>/test/ops/testing-module-nodes.test.ts', // its nodes' faults
     '<rootDir>/test/core/in-memory-node.test.ts', // the core Redlock over in-memory nodes
+    '<rootDir>/test/core/in-memory-primitives.test.ts', // read-write locks, semaphores, fair locks over them
+    '<rootDir>/test/ops/testing-module-primitives.test.ts', // those primitives in the testing module
     '<rootDir>/test/sample-app/demo-parts.test.ts',
     '<rootDir>/test/sample-app/orders-repository.test.ts',
   ],

@@ -14,6 +14,8 @@ import { EXTEND_SCRIPT } from './scripts/extend.js';
 import { FENCE_HELD_SCRIPT } from './scripts/fence-held.js';
 import { FENCE_RAISE_SCRIPT } from './scripts/fence-raise.js';
 import { RELEASE_SCRIPT } from './scripts/release.js';
+import { primitiveScripts } from './in-memory-primitives.js';
+import { SortedSet } from './in-memory-sorted-set.js';
 
 /** A Redis error reply: the message starts with its code (`ERR`, `NOSCRIPT`, `WRONGTYPE`). */
 export class InMemoryReplyError extends Error {
@@ -26,18 +28,27 @@ interface Entry {
   expiresAt: number;
 }
 
+/** A sorted set key (readers, waiting writers, fair queues): it expires as a string key does. */
+interface ZsetEntry {
+  readonly set: SortedSet;
+  expiresAt: number;
+}
+
+const WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
+
 /** The keyspace of one in-memory node. */
 export class MemoryKeyspace {
   private readonly entries = new Map<string, Entry>();
   /** Hashes (the fenced store's `{ value, fence }`), without TTL: nothing the engine sends expires them. */
   private readonly hashes = new Map<string, Map<string, string>>();
+  private readonly zsets = new Map<string, ZsetEntry>();
 
   hget(key: string, field: string): string | undefined {
     return this.hashes.get(key)?.get(field);
   }
 
   hset(key: string, fields: Readonly<Record<string, string>>): void {
-    if (this.entries.has(key)) throw new InMemoryReplyError('WRONGTYPE Operation against a key holding the wrong kind of value');
+    if (this.entries.has(key)) throw new InMemoryReplyError(WRONGTYPE);
     let hash = this.hashes.get(key);
     if (!hash) this.hashes.set(key, (hash = new Map<string, string>()));
     for (const [field, value] of Object.entries(fields)) hash.set(field, value);
@@ -52,24 +63,68 @@ export class MemoryKeyspace {
     return e;
   }
 
+  private zentry(key: string): ZsetEntry | undefined {
+    const z = this.zsets.get(key);
+    if (z && z.expiresAt <= performance.now()) {
+      this.zsets.delete(key);
+      return undefined;
+    }
+    return z;
+  }
+
   get(key: string): string | undefined {
     return this.entry(key)?.value;
   }
 
+  /** EXISTS of one key, of any type. */
+  exists(key: string): boolean {
+    return this.entry(key) !== undefined || this.zentry(key) !== undefined || this.hashes.has(key);
+  }
+
+  /** The sorted set at `key` (undefined when absent, as Redis has no empty one); WRONGTYPE on a string. */
+  zset(key: string): SortedSet | undefined {
+    if (this.entry(key)) throw new InMemoryReplyError(WRONGTYPE);
+    return this.zentry(key)?.set;
+  }
+
+  /** ZADD key [NX] score member, keeping the key's TTL; 1 when added. */
+  zadd(key: string, score: number, member: string, onlyNew = false): number {
+    let z = this.zset(key);
+    if (!z) this.zsets.set(key, { set: (z = new SortedSet()), expiresAt: Infinity });
+    return z.add(member, score, onlyNew);
+  }
+
+  /** ZREM key member; the key goes with its last member, as in Redis. */
+  zrem(key: string, member: string): number {
+    const z = this.zset(key);
+    const removed = z?.remove(member) ?? 0;
+    if (z?.size === 0) this.zsets.delete(key);
+    return removed;
+  }
+
+  /** ZREMRANGEBYSCORE key -inf max; the key goes with its last member. */
+  zremrangebyscore(key: string, max: number): number {
+    const z = this.zset(key);
+    const removed = z?.removeUpTo(max) ?? 0;
+    if (z?.size === 0) this.zsets.delete(key);
+    return removed;
+  }
+
   /** SET, with `PX ttlMs` when given (a SET without it removes the TTL, as in Redis). */
   set(key: string, value: string, ttlMs?: number): void {
+    this.zsets.delete(key); // SET replaces a key of any type
     this.entries.set(key, { value, expiresAt: ttlMs === undefined ? Infinity : performance.now() + ttlMs });
   }
 
   /** PTTL: -2 when absent, -1 without a TTL. */
   pttl(key: string): number {
-    const e = this.entry(key);
+    const e = this.entry(key) ?? this.zentry(key);
     if (!e) return -2;
     return e.expiresAt === Infinity ? -1 : Math.max(0, Math.round(e.expiresAt - performance.now()));
   }
 
   pexpire(key: string, ttlMs: number): number {
-    const e = this.entry(key);
+    const e = this.entry(key) ?? this.zentry(key);
     if (!e) return 0;
     e.expiresAt = performance.now() + ttlMs;
     return 1;
@@ -77,6 +132,7 @@ export class MemoryKeyspace {
 
   del(key: string): number {
     if (this.hashes.delete(key)) return 1;
+    if (this.zentry(key) && this.zsets.delete(key)) return 1;
     return this.entry(key) && this.entries.delete(key) ? 1 : 0;
   }
 
@@ -94,12 +150,14 @@ export class MemoryKeyspace {
   /** Live keys matching a glob pattern (`*`, `?`, `[...]`, `\` escapes). */
   keys(pattern = '*'): string[] {
     const re = globToRegExp(pattern);
-    return [...this.entries.keys()].filter((key) => this.entry(key) !== undefined && re.test(key));
+    const live = [...this.entries.keys()].filter((key) => this.entry(key) !== undefined);
+    return [...live, ...[...this.zsets.keys()].filter((key) => this.zentry(key) !== undefined)].filter((key) => re.test(key));
   }
 
   clear(): void {
     this.entries.clear();
     this.hashes.clear();
+    this.zsets.clear();
   }
 }
 
@@ -237,7 +295,7 @@ const fencedStoreScripts: ReadonlyArray<readonly [LuaScript, ScriptImpl]> = [
 
 /** The engine's scripts, by SHA1. */
 const SCRIPTS: ReadonlyMap<string, ScriptImpl> = new Map(
-  [...implementations, ...fencedStoreScripts].map(([script, impl]) => [script.sha, impl]),
+  [...implementations, ...fencedStoreScripts, ...primitiveScripts].map(([script, impl]) => [script.sha, impl]),
 );
 
 /** The SHA1 Redis names a script by. */
@@ -283,7 +341,7 @@ export function runCommand(ctx: CommandContext, name: string, args: readonly str
     case 'DEL':
       return args.reduce((n, key) => n + k.del(key), 0);
     case 'EXISTS':
-      return args.reduce((n, key) => n + (k.get(key) === undefined ? 0 : 1), 0);
+      return args.reduce((n, key) => n + (k.exists(key) ? 1 : 0), 0);
     case 'PTTL':
       return k.pttl(args[0]!);
     case 'PEXPIRE':

@@ -139,6 +139,14 @@ export class InMemoryRedisServer {
     return this.keyspace.pttl(key);
   }
 
+  /**
+   * The members of the sorted set `key` (a read lock's readers, waiting writers, a fair queue)
+   * with their scores, lowest first, read behind the engine's back; empty when absent.
+   */
+  members(key: string): Array<{ readonly member: string; readonly score: number }> {
+    return this.keyspace.zset(key)?.entries() ?? [];
+  }
+
   /** Forgets every key (lock keys and fencing counters), as FLUSHALL; the run id stays. */
   clear(): void {
     this.keyspace.clear();
