@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { RedlockArgumentError } from './errors.js';
 import { checkNodeOptions } from './node-input.js';
 import type { NodeClient } from './node-client.js';
@@ -13,9 +13,10 @@ export type RedisClientLike = NodeClient;
 
 /**
  * One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client (ioredis,
- * node-redis `createClient()`, or an in-memory node's client); or a whole Redis Cluster.
+ * node-redis `createClient()`, or an in-memory node's client); or a whole Redis Cluster (an
+ * ioredis `Cluster` you pass in, or `{ cluster: [...] }` for one the library creates).
  */
-export type RedisNodeInput = RedisClientLike | NodeRedisClientLike | string | RedisOptions | ClusterNodeInput;
+export type RedisNodeInput = RedisClientLike | NodeRedisClientLike | string | RedisOptions | ClusterNodeInput | Cluster;
 
 /** Options every client this library creates gets, so a dead node fails fast. */
 export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
