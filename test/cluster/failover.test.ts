@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { hashSlot, hashTag, LockNotAcquiredError, QuorumUnavailableError, Redlock, type RedlockOptions } from '@redlock-nest/core';
-import { rejection, uniqueResource } from '../harness/test-utils.js';
+import { rejection, uniqueResource, until } from '../harness/test-utils.js';
 import { useClusterFixture, withSentinelSet } from './helpers.js';
 
 const quiet: RedlockOptions = { onWarning: () => {} };
@@ -85,6 +85,8 @@ describe('Redis Cluster master failure', () => {
     await master.restart();
     await fx.cluster.waitHealthy();
     expect(await fx.cluster.isMaster(master)).toBe(false);
+    // Healthy slots do not mean a finished initial sync: until then WAIT does not count the replica.
+    await until(() => fx.cluster.isSyncedReplica(master), 'the restarted master syncs as a replica');
     await lock.extend(60_000);
     await lock.release();
   }, 90_000);

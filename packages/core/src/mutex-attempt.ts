@@ -1,6 +1,7 @@
 import { acquireRound, stoppedAtArbiter, type ContentionHints } from './arbiter-round.js';
-import { classifyRound, type AttemptFailure } from './attempt-failure.js';
-import { FenceCatchUp, settleFencing } from './fencing.js';
+import type { AttemptFailure } from './attempt-failure.js';
+import { FenceCatchUp } from './fencing.js';
+import { settleGrant } from './grant-settle.js';
 import { Lock } from './lock.js';
 import type { LockNode } from './lock-node.js';
 import type { PrimitiveHost } from './primitive-attempt.js';
@@ -42,25 +43,12 @@ export async function attemptMutex(host: PrimitiveHost, a: MutexAttempt): Promis
     a.arbiterKey,
     a.contention,
   );
-  let failure: AttemptFailure | undefined;
-  let fencingTokens: ReadonlyMap<string, bigint> | undefined;
-  if (round.ok < host.quorum) {
-    failure = classifyRound(round, host.quorum);
-  } else if (fenceKeys && catchUp) {
-    const fenced = await settleFencing(host.fencingContext(timeoutMs), round, resources, fenceKeys, catchUp);
-    if (fenced.ok) fencingTokens = fenced.tokens;
-    else failure = { kind: 'unavailable', nodes: fenced.nodes, reason: fenced.reason };
-  }
-  // From the first write of the acquire: no key was set during a connect or in our own queue.
-  const expiresAtMono = (round.sentAt ?? start) + ttlMs - host.drift(ttlMs);
-  if (!failure && expiresAtMono <= performance.now()) {
-    failure = {
-      kind: 'unavailable',
-      nodes: round.outcomes,
-      reason: `a quorum answered, but only after the lock's validity (${ttlMs} ms minus drift) had run out`,
-      transient: true,
-    };
-  }
+  const { failure, fencingTokens, expiresAtMono } = await settleGrant(
+    host,
+    round,
+    fenceKeys && catchUp ? { resources, keys: fenceKeys, catchUp } : undefined,
+    { start, ttlMs, timeoutMs },
+  );
   if (failure) {
     // Awaited: on a cluster node a late release (redirected or re-sent) could land after the retry's grant.
     if (!stoppedAtArbiter(round)) await releasePartialHolds(host.nodes, round.outcomes, keys, token);

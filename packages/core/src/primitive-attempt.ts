@@ -1,5 +1,6 @@
-import { classifyRound, type AttemptFailure } from './attempt-failure.js';
-import { FenceCatchUp, settleFencing, type FencingContext } from './fencing.js';
+import type { AttemptFailure } from './attempt-failure.js';
+import { FenceCatchUp, type FencingContext } from './fencing.js';
+import { settleGrant } from './grant-settle.js';
 import { Lock, type LockOperations } from './lock.js';
 import type { LockNode } from './lock-node.js';
 import type { NodeOutcome } from './node-outcome.js';
@@ -98,24 +99,13 @@ export async function attemptPrimitive(
     },
   );
   const round = attempt.settle ? attempt.settle(raw) : raw;
-  let failure: AttemptFailure | undefined;
-  let fencingTokens: ReadonlyMap<string, bigint> | undefined;
-  if (round.ok < host.quorum) {
-    failure = classifyRound(round, host.quorum);
-  } else if (fenceKeys && catchUp) {
-    const fenced = await settleFencing(host.fencingContext(timeoutMs), round, kind.resources, fenceKeys, catchUp);
-    if (fenced.ok) fencingTokens = fenced.tokens;
-    else failure = { kind: 'unavailable', nodes: fenced.nodes, reason: fenced.reason };
-  }
-  const expiresAtMono = (round.sentAt ?? start) + ttlMs - host.drift(ttlMs);
-  if (!failure && expiresAtMono <= performance.now()) {
-    failure = {
-      kind: 'unavailable',
-      nodes: round.outcomes,
-      reason: `a quorum answered, but only after the ${kind.label} lock's validity (${ttlMs} ms minus drift) had run out`,
-      transient: true,
-    };
-  }
+  const { failure, fencingTokens, expiresAtMono } = await settleGrant(
+    host,
+    round,
+    fenceKeys && catchUp ? { resources: kind.resources, keys: fenceKeys, catchUp } : undefined,
+    { start, ttlMs, timeoutMs },
+    `${kind.label} lock`,
+  );
   if (failure) {
     attempt.releasePartial(round.outcomes);
     return failure;

@@ -133,6 +133,12 @@ export class RedisClusterMode {
     return (await cliCommand(server.port, 'INFO', 'replication')).includes('role:master');
   }
 
+  /** Whether `server` is a replica whose link to its master is up (its initial sync done): WAIT counts it only then. */
+  async isSyncedReplica(server: RedisServer): Promise<boolean> {
+    const info = await cliCommand(server.port, 'INFO', 'replication');
+    return info.includes('role:slave') && info.includes('master_link_status:up');
+  }
+
   /**
    * Moves `slot` to the master `to`, keys included, as `redis-cli --cluster reshard` does for
    * each slot: IMPORTING on the target, MIGRATING on the source, MIGRATE of its keys in batches,
