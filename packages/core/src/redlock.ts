@@ -201,7 +201,16 @@ export class Redlock extends RedlockEmitter {
         ? attemptPrimitive(this, kind, token, ttlMs)
         : fair
           ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
-          : this.attempt(resources, keys, fenceKeys, token, ttlMs, attempt > 1 || this.releaseNotices.contended(keys[0]!));
+          : // Every third attempt asks all nodes: an arbiter that missed a release (a minority node
+            // keeping a stale key until its TTL) must not block waiters that a majority would grant.
+            this.attempt(
+              resources,
+              keys,
+              fenceKeys,
+              token,
+              ttlMs,
+              attempt % 3 !== 0 && (attempt > 1 || this.releaseNotices.contended(keys[0]!)),
+            );
       this.attempting.add(pending);
       const result = await pending.finally(() => this.attempting.delete(pending));
       if (result instanceof Lock) {
