@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { hashSlot, hashTag, NodeIndependenceError, Redlock, RedlockArgumentError } from '@redlock-nest/core';
+import { hashSlot, hashTag, NodeIndependenceError, Redlock } from '@redlock-nest/core';
 import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
 import { rejection, uniqueResource, until } from '../harness/test-utils.js';
-import { useClusterFixture } from './helpers.js';
+import { resourcesInDifferentSlots, useClusterFixture } from './helpers.js';
 
 /** Exposes the notifier, a protected member, to the tests. */
 class ProbedRedlock extends Redlock {
@@ -12,21 +12,6 @@ class ProbedRedlock extends Redlock {
 }
 
 const NEVER_POLL = { retries: 50, delayMs: 600_000, jitterMs: 0 };
-
-/** Resources whose lock keys fall in different slots (and so, with 3 masters, usually on different masters). */
-function resourcesInDifferentSlots(count: number): string[] {
-  const out: string[] = [];
-  const slots = new Set<number>();
-  for (let i = 0; out.length < count; i++) {
-    const r = uniqueResource(`multi${i}`);
-    const slot = hashSlot(`redlock:lock:${hashTag(r)}`);
-    if (!slots.has(slot)) {
-      slots.add(slot);
-      out.push(r);
-    }
-  }
-  return out;
-}
 
 describe('a Redis Cluster as a lock node', () => {
   const fx = useClusterFixture();
@@ -130,19 +115,6 @@ describe('a Redis Cluster as a lock node', () => {
     expect(String(err.message)).toMatch(/clusters sharing the server/);
     const reports = await fx.redlock().checkIndependence();
     expect(reports[0]!.clusterNodeIds).toHaveLength(6);
-  });
-
-  it('refuses read-write locks, semaphores and fair queues (their keys are not slot-tagged yet) instead of running them unsafely', async () => {
-    const redlock = fx.redlock();
-    const resource = uniqueResource('primitive');
-    for (const options of [{ mode: 'write' as const }, { mode: 'read' as const }, { permits: 2 }, { fair: true }]) {
-      const err = await rejection(redlock.acquire(resource, 5_000, options));
-      expect(err).toBeInstanceOf(RedlockArgumentError);
-      expect(err.message).toMatch(/not supported on a Redlock with a Redis Cluster node/);
-    }
-    // Nothing was written: a plain lock of the resource is free.
-    const lock = await redlock.acquire(resource, 5_000);
-    await lock.release();
   });
 
   it('refuses a key prefix with braces and two clusters that share a server', () => {

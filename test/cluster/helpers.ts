@@ -5,7 +5,8 @@
  */
 import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import { Cluster } from 'ioredis';
-import { Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
+import { hashSlot, hashTag, Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
+import { uniqueResource } from '../harness/test-utils.js';
 import { RedisClusterMode, RedisSentinelSet } from '../harness/redis-server.js';
 
 /** A started cluster (beforeAll), every paused server resumed after each test, all stopped at the end. */
@@ -78,4 +79,19 @@ export async function withSentinelSet<T>(run: (set: RedisSentinelSet, track: (r:
     await Promise.allSettled(redlocks.map((r) => r.close()));
     await set.stop();
   }
+}
+
+/** Resources whose lock keys fall in different slots (and so, with 3 masters, usually on different masters). */
+export function resourcesInDifferentSlots(count: number, name = 'multi'): string[] {
+  const out: string[] = [];
+  const slots = new Set<number>();
+  for (let i = 0; out.length < count; i++) {
+    const r = uniqueResource(`${name}${i}`);
+    const slot = hashSlot(`redlock:lock:${hashTag(r)}`);
+    if (!slots.has(slot)) {
+      slots.add(slot);
+      out.push(r);
+    }
+  }
+  return out;
 }

@@ -77,6 +77,23 @@ export class ClusterClient implements RedisClientLike {
     return this.cluster.info(section);
   }
 
+  /** `SPUBLISH` on the master of `channel`'s slot (a fair lock's hand-over notice, sent by the client). */
+  spublish(channel: string, message: string): Promise<unknown> {
+    return this.cluster.spublish(channel, message);
+  }
+
+  /**
+   * Sharded subscribers of `channel` (`PUBSUB SHARDNUMSUB`) on the master of its slot, asked in
+   * a pipeline with a read of the channel's name as a key so the cluster routes it there
+   * (inspect: the waiters of a resource).
+   */
+  async shardSubscribers(channel: string): Promise<number> {
+    const replies = await this.cluster.pipeline().pttl(channel).call('PUBSUB', 'SHARDNUMSUB', channel).exec();
+    const [err, reply] = replies?.[1] ?? [new Error('no reply'), undefined];
+    if (err) throw err;
+    return Array.isArray(reply) ? Number(reply[1]) : 0;
+  }
+
   /** A command to some master (diagnostics: checkNodes). */
   call(command: string, ...args: Array<string | number>): Promise<unknown> {
     return this.cluster.call(command, ...args);

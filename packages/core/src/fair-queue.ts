@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { RedlockArgumentError } from './errors.js';
+import type { KeyNames } from './hash-slot.js';
 import type { Lock } from './lock.js';
 import type { LockNode } from './lock-node.js';
 import { NodeSubscriber } from './node-subscriber.js';
@@ -23,14 +24,13 @@ export type FairWake = 'notice' | 'poll' | 'confirm';
 
 /**
  * The fair (FIFO) queues of one Redlock: one notice channel per process and node, one
- * liveness key per process and node, one {@link FairSession} per waiting acquisition.
+ * liveness lease per process, resource and node, one {@link FairSession} per waiting acquisition.
  * The design, and why mutual exclusion never depends on the queue, is in docs/fair-lock.md.
  */
 export class FairQueue {
   /** This process' id in queue entries; base64url, so it never contains the ':' that ends it. */
   readonly processId = randomBytes(9).toString('base64url');
   readonly noticePrefix: string;
-  readonly livenessPrefix: string;
   /** How waits ended, for diagnostics and tests. */
   readonly stats: Record<FairWake, number> = { notice: 0, poll: 0, confirm: 0 };
   private readonly sessions = new Map<string, FairSession>();
@@ -41,7 +41,8 @@ export class FairQueue {
   private ackCount = 0;
   private armedWaiters: Array<() => void> = [];
   private beatTimer: NodeJS.Timeout | undefined;
-  private lastActive = 0;
+  /** Liveness sets this process keeps a lease in: its waiting sessions there, and when the last one ended. */
+  private readonly leases = new Map<string, { sessions: number; lastActive: number }>();
   private nextWaiter = 0;
   private readonly unsent = new Set<() => Promise<unknown>>();
   private closed = false;
@@ -52,12 +53,12 @@ export class FairQueue {
     private readonly nodes: readonly LockNode[],
     quorum: number,
     options: ResolvedRedlockOptions,
+    private readonly names: KeyNames,
   ) {
     const { keyPrefix, nodeTimeoutMs, fairWaiterTtlMs: waiterTtlMs } = options;
     const settings = { keyPrefix, quorum, waiterTtlMs, nodeTimeoutMs };
     this.settings = settings;
     this.noticePrefix = `${settings.keyPrefix}fair-notice:`;
-    this.livenessPrefix = `${settings.keyPrefix}fair-alive:`;
     this.acked = new Uint8Array(nodes.length);
     // Every quorum of nodes intersects this many: with them subscribed, no hand-off goes unheard.
     this.need = Math.max(1, nodes.length - settings.quorum + 1);
@@ -80,21 +81,24 @@ export class FairQueue {
     }
     const resource = resources[0]!;
     const waiter = `${this.processId}:${(this.nextWaiter++).toString(36)}`;
-    const session = new FairSession(
-      this,
-      this.nodes,
-      waiter,
-      `${this.settings.keyPrefix}fair-queue:${resource}`,
-      `${this.settings.keyPrefix}fair-ticket:${resource}`,
-    );
+    // Every key of the queue is the resource's: one slot with its lock key on Redis Cluster nodes.
+    const session = new FairSession(this, this.nodes, waiter, {
+      queue: this.names.key('fair-queue', resource),
+      counter: this.names.key('fair-ticket', resource),
+      alive: this.names.key('fair-alive', resource),
+    });
     return session.run(loop);
   }
 
-  /** Before a session's first attempt: our notices are subscribed and our liveness key is set. */
+  /** Before a session's first attempt: our notices are subscribed and our lease on its resource is live. */
   async start(session: FairSession): Promise<void> {
     this.sessions.set(session.waiter, session);
-    this.lastActive = performance.now();
-    const beat = this.beatTimer ? undefined : this.startBeats();
+    const lease = this.leases.get(session.aliveKey);
+    if (lease) lease.sessions++;
+    else this.leases.set(session.aliveKey, { sessions: 1, lastActive: performance.now() });
+    // A lease still beating (this resource was waited on within the last TTL) costs no round.
+    const beat = lease ? undefined : withTimeout(this.beat(session.aliveKey), this.settings.nodeTimeoutMs);
+    if (!this.beatTimer) this.scheduleBeats();
     const subscribed = this.subscribe();
     await Promise.all([beat, subscribed]);
   }
@@ -102,7 +106,11 @@ export class FairQueue {
   /** A session ended (with or without the lock). */
   end(session: FairSession): void {
     this.sessions.delete(session.waiter);
-    this.lastActive = performance.now();
+    const lease = this.leases.get(session.aliveKey);
+    if (lease) {
+      lease.sessions--;
+      lease.lastActive = performance.now();
+    }
   }
 
   /** Remembers a lock won fairly, so its release hands over to the queue's head. */
@@ -143,34 +151,42 @@ export class FairQueue {
     await Promise.all((this.subscribers ?? []).map((s) => s.close()));
   }
 
-  /**
-   * The liveness key of this process on every node, refreshed every third of the waiter TTL
-   * while it waits fairly (and for one TTL after, so a worker that acquires again soon does
-   * not pay a round for it). A paused or dead process' key expires: its waiters lose their
-   * places (see the `beat` mode of the acquire script).
-   */
-  private startBeats(): Promise<void> {
+  /** This process' lease in the liveness set `key`, on every node. */
+  private beat(key: string): Promise<unknown> {
     const ttl = this.settings.waiterTtlMs;
-    const key = `${this.livenessPrefix}${this.processId}`;
-    const beat = (): Promise<unknown> => Promise.allSettled(this.nodes.map((node) => fairAliveOnNode(node, key, ttl)));
+    return Promise.allSettled(this.nodes.map((node) => fairAliveOnNode(node, key, this.processId, ttl)));
+  }
+
+  /**
+   * Refreshes this process' lease on every resource it waits on fairly, on every node, every
+   * third of the waiter TTL (and for one TTL after its last wait there, so a worker that
+   * acquires again soon does not pay a round for it). A paused or dead process' leases end:
+   * its waiters lose their places (see the `beat` mode of the acquire script). Leases are per
+   * resource so that the acquire script finds them in its own slot on Redis Cluster nodes.
+   */
+  private scheduleBeats(): void {
+    const ttl = this.settings.waiterTtlMs;
     const tick = (): void => {
       if (this.closed) return;
-      if (this.sessions.size === 0 && this.unsent.size === 0 && performance.now() - this.lastActive > ttl) {
-        this.beatTimer = undefined;
-        return;
+      const now = performance.now();
+      for (const [key, lease] of this.leases) {
+        if (lease.sessions > 0 || now - lease.lastActive <= ttl) void this.beat(key);
+        else this.leases.delete(key);
       }
-      void beat();
       for (const send of this.unsent)
         send().then(
           () => this.unsent.delete(send),
           () => undefined,
         );
+      if (this.leases.size === 0 && this.unsent.size === 0) {
+        this.beatTimer = undefined;
+        return;
+      }
       this.beatTimer = setTimeout(tick, ttl / 3);
       this.beatTimer.unref();
     };
     this.beatTimer = setTimeout(tick, ttl / 3);
     this.beatTimer.unref();
-    return withTimeout(beat(), this.settings.nodeTimeoutMs);
   }
 
   /** Subscribes the notice channel once; resolves when enough nodes confirmed it (or after a node timeout). */
@@ -231,11 +247,20 @@ export class FairSession {
     private readonly queue: FairQueue,
     private readonly nodes: readonly LockNode[],
     readonly waiter: string,
-    readonly queueKey: string,
-    private readonly counterKey: string,
+    private readonly keys: { readonly queue: string; readonly counter: string; readonly alive: string },
   ) {
     this.places = new Array<FairPlace | undefined>(nodes.length);
     this.seen = new Uint8Array(nodes.length);
+  }
+
+  /** The resource's queue (a sorted set of waiters by ticket). */
+  get queueKey(): string {
+    return this.keys.queue;
+  }
+
+  /** The resource's liveness set, where this process keeps a lease while it waits. */
+  get aliveKey(): string {
+    return this.keys.alive;
   }
 
   /**
@@ -274,8 +299,8 @@ export class FairSession {
     if (index === 0) this.resetNotices();
     this.lockKey = lockKey;
     this.places[index] = undefined;
-    const keys = { lock: lockKey, queue: this.queueKey, counter: this.counterKey, ...(fenceKey ? { fence: fenceKey } : {}) };
-    const sent = fairAcquireOnNode(node, keys, token, ttlMs, this.waiter, this.ticket, this.mode, this.queue.livenessPrefix);
+    const keys = { lock: lockKey, ...this.keys, ...(fenceKey ? { fence: fenceKey } : {}) };
+    const sent = fairAcquireOnNode(node, keys, token, ttlMs, this.waiter, this.ticket, this.mode);
     return sent.then(
       (reply) => {
         const place = fairPlace(reply);

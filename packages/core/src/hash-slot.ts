@@ -3,9 +3,11 @@
  *
  * A Redis Cluster runs a script (or MULTI) only when all its keys are in one slot, and
  * hashes only the part of a key between the first `{` and the next `}` when there is one
- * (the "hash tag" of the Redis Cluster specification). A resource's lock key, fencing
- * counter and release-notice channel (the lock key's name) therefore carry the resource
- * as their tag: `<prefix>lock:{<resource>}`, `<prefix>fence:{<resource>}`.
+ * (the "hash tag" of the Redis Cluster specification). Every key of a resource therefore
+ * carries the resource as its tag: the lock key and its release-notice channel (the lock
+ * key's name), the fencing counter, a read-write lock's readers and waiting writers, a
+ * semaphore's slots and a fair queue's keys (`<prefix>lock:{<resource>}`,
+ * `<prefix>semaphore:{<resource>}:<i>`, ...), so any script of a primitive runs in one slot.
  */
 import { RedlockArgumentError } from './errors.js';
 
@@ -71,8 +73,15 @@ export function checkTaggablePrefix(keyPrefix: string): void {
   }
 }
 
-/** A resource's key of `kind` (`lock` or `fence`) on a Redlock with cluster nodes. */
-export function taggedKey(keyPrefix: string, kind: 'lock' | 'fence', resource: string): string {
+/**
+ * The kinds of keys a resource has: its lock key and fencing counter, the readers and
+ * waiting writers of its read-write lock, its semaphore's slots (`semaphore:<resource>:<i>`),
+ * and its fair queue, ticket counter and waiters' liveness.
+ */
+export type KeyKind = 'lock' | 'fence' | 'rw-readers' | 'rw-writers' | 'semaphore' | 'fair-queue' | 'fair-ticket' | 'fair-alive';
+
+/** A resource's key of `kind` on a Redlock with cluster nodes. */
+export function taggedKey(keyPrefix: string, kind: KeyKind, resource: string): string {
   return `${keyPrefix}${kind}:${hashTag(resource)}`;
 }
 
@@ -109,6 +118,8 @@ export interface KeyNames {
   readonly tagged: boolean;
   lock(resource: string): string;
   fence(resource: string): string;
+  /** Any key of the resource: with tags, every one shares the resource's slot, so one script may touch them all. */
+  key(kind: KeyKind, resource: string): string;
 }
 
 /**
@@ -119,25 +130,9 @@ export interface KeyNames {
  * @throws {RedlockArgumentError} a tagged Redlock with braces in its prefix.
  */
 export function keyNames(keyPrefix: string, tagged: boolean): KeyNames {
-  if (!tagged) {
-    return { tagged, lock: (r) => `${keyPrefix}lock:${r}`, fence: (r) => `${keyPrefix}fence:${r}` };
-  }
-  checkTaggablePrefix(keyPrefix);
-  return { tagged, lock: (r) => taggedKey(keyPrefix, 'lock', r), fence: (r) => taggedKey(keyPrefix, 'fence', r) };
-}
-
-/**
- * Read-write locks, semaphores and fair queues keep keys beside the lock key that are not
- * hash-tagged yet: on a Redis Cluster their scripts would get CROSSSLOT, and a write lock would
- * not exclude a plain lock of the same resource (different key names). Refused until they are.
- * @throws {RedlockArgumentError}
- */
-export function checkPrimitiveTopology(names: KeyNames, opts: { mode?: unknown; permits?: unknown }, fair: boolean): void {
-  if (!names.tagged) return;
-  const what =
-    opts.permits !== undefined ? 'permits (a semaphore)' : opts.mode !== undefined ? 'mode (a read-write lock)' : fair ? 'fair' : undefined;
-  if (what === undefined) return;
-  throw new RedlockArgumentError(
-    `${what} is not supported on a Redlock with a Redis Cluster node yet: use plain locks there, or plain servers / Sentinel-managed masters as nodes for this primitive.`,
-  );
+  if (tagged) checkTaggablePrefix(keyPrefix);
+  const key = tagged
+    ? (kind: KeyKind, r: string) => taggedKey(keyPrefix, kind, r)
+    : (kind: KeyKind, r: string) => `${keyPrefix}${kind}:${r}`;
+  return { tagged, key, lock: (r) => key('lock', r), fence: (r) => key('fence', r) };
 }

@@ -167,8 +167,8 @@ const semaphoreAcquire: PrimitiveScript = (ctx, slots, [token, ttl, firstArg]) =
   return [0, soonest];
 };
 
-/** KEYS: lock, queue ZSET, ticket counter, [fence]; ARGV: token, ttl, waiter id, ticket, mode, liveness prefix. */
-const fairAcquire: PrimitiveScript = (ctx, [lock, queue, counter, fence], [token, ttl, me, ticketArg, mode, livenessPrefix]) => {
+/** KEYS: lock, queue ZSET, ticket counter, liveness ZSET, [fence]; ARGV: token, ttl, waiter id, ticket, mode. */
+const fairAcquire: PrimitiveScript = (ctx, [lock, queue, counter, alive, fence], [token, ttl, me, ticketArg, mode]) => {
   const k = ctx.keys;
   let ticket = Number(ticketArg);
   // SET NX PX, or our own key again (its TTL renewed); with fencing, the counter after INCR.
@@ -203,8 +203,11 @@ const fairAcquire: PrimitiveScript = (ctx, [lock, queue, counter, fence], [token
   }
   k.zadd(queue!, ticket, me!);
   if (Number(k.get(counter!) ?? '0') < ticket) k.set(counter!, String(ticket));
+  const now = nodeNow();
   let first = head();
-  while (first !== undefined && first !== me && !k.exists(livenessPrefix! + processOf(first))) {
+  while (first !== undefined && first !== me) {
+    const lease = k.zset(alive!)?.score(processOf(first));
+    if (lease !== undefined && lease > now) break;
     k.zrem(queue!, first);
     first = head();
   }
@@ -255,9 +258,13 @@ export const primitiveScripts: ReadonlyArray<readonly [LuaScript, PrimitiveScrip
   [FAIR_ACQUIRE_SCRIPT, fairAcquire],
   [
     FAIR_ALIVE_SCRIPT,
-    (ctx, [key], [ttl]) => {
-      ctx.keys.set(key!, '1', Number(ttl));
-      return 'OK';
+    (ctx, [key], [processId, ttlArg]) => {
+      const now = nodeNow();
+      const ttl = Number(ttlArg);
+      ctx.keys.zremrangebyscore(key!, now);
+      ctx.keys.zadd(key!, now + ttl, processId!);
+      if (ctx.keys.pttl(key!) < ttl) ctx.keys.pexpire(key!, ttl);
+      return 1;
     },
   ],
   [FAIR_RELEASE_SCRIPT, fairRelease],

@@ -6,6 +6,7 @@
  */
 import { RedlockError } from './errors.js';
 import type { LockNode } from './lock-node.js';
+import type { KeyNames } from './hash-slot.js';
 import { probeNode, type NodeFacts } from './node-probe.js';
 import { infoField } from './node-commands.js';
 
@@ -45,7 +46,8 @@ export interface CheckNodesOptions {
 /** What the check needs of its Redlock. */
 export interface NodeCheckContext {
   readonly nodes: readonly LockNode[];
-  readonly keyPrefix: string;
+  /** The Redlock's key names: the probe's throw-away keys are named (and hash-tagged) as a resource's. */
+  readonly keyNames: KeyNames;
   readonly nodeTimeoutMs: number;
   readonly driftFactor: number;
 }
@@ -220,7 +222,7 @@ export async function checkNodes(ctx: NodeCheckContext, options: CheckNodesOptio
   let done = 0;
   const facts = await Promise.all(
     ctx.nodes.map((node) =>
-      probeNode(node, ctx.keyPrefix, ctx.nodeTimeoutMs * 4, clockSampleMs).then((f) => {
+      probeNode(node, ctx.keyNames, ctx.nodeTimeoutMs * 4, clockSampleMs).then((f) => {
         options.onNodeDone?.(node.label, ++done, ctx.nodes.length);
         return f;
       }),

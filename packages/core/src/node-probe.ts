@@ -4,6 +4,8 @@
  * Every probe is bounded by a timeout; a node that does not answer is reported, not waited for.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { isClusterClient } from './cluster-client.js';
+import type { KeyNames } from './hash-slot.js';
 import type { LockNode } from './lock-node.js';
 
 /** SHA1 of `return 1`: EVALSHA answers NOSCRIPT when allowed, NOPERM when not. */
@@ -89,10 +91,13 @@ function deniedCommand(err: unknown, fallback: string): string | undefined {
  * fail), and collects every refusal. SUBSCRIBE cannot be tried on a command connection:
  * it is asked with ACL DRYRUN when the user may.
  */
-async function probeAcl(node: LockNode, keyPrefix: string): Promise<{ denied: string[]; unknown?: string }> {
+async function probeAcl(node: LockNode, names: KeyNames): Promise<{ denied: string[]; unknown?: string }> {
   const id = `redlock-check:${randomBytes(6).toString('hex')}`;
-  const lockKey = `${keyPrefix}lock:${id}`;
-  const fenceKey = `${keyPrefix}fence:${id}`;
+  // Named as a resource's keys are: on Redis Cluster nodes both carry the same tag, so the DEL of both is one slot.
+  const lockKey = names.lock(id);
+  const fenceKey = names.fence(id);
+  // A cluster node's notices go by sharded pub/sub: probe what the library sends there.
+  const sharded = isClusterClient(node.client);
   const denied = new Set<string>();
   const tries: Array<Array<string | number>> = [
     ['SET', lockKey, 'check', 'PX', 10_000, 'NX'],
@@ -100,7 +105,7 @@ async function probeAcl(node: LockNode, keyPrefix: string): Promise<{ denied: st
     ['GET', lockKey],
     ['PEXPIRE', lockKey, 10_000],
     ['INCR', fenceKey],
-    ['PUBLISH', lockKey, 'redlock-check'],
+    [sharded ? 'SPUBLISH' : 'PUBLISH', lockKey, 'redlock-check'],
     ['EVAL', 'return 1', 0],
     ['EVALSHA', CHECK_SCRIPT_SHA, 0],
     ['DEL', lockKey, fenceKey],
@@ -117,7 +122,7 @@ async function probeAcl(node: LockNode, keyPrefix: string): Promise<{ denied: st
   let unknown: string | undefined;
   try {
     const user = String(await send(node, 'ACL', 'WHOAMI'));
-    for (const command of ['subscribe', 'unsubscribe']) {
+    for (const command of sharded ? ['ssubscribe', 'sunsubscribe'] : ['subscribe', 'unsubscribe']) {
       const reply = String(await send(node, 'ACL', 'DRYRUN', user, command, lockKey));
       if (reply !== 'OK') denied.add(command);
     }
@@ -138,7 +143,7 @@ async function clockRate(node: LockNode, timeoutMs: number, sampleMs: number): P
 }
 
 /** Asks one node everything the check reports. `clockSampleMs` is the interval between the two TIME samples. */
-export async function probeNode(node: LockNode, keyPrefix: string, timeoutMs: number, clockSampleMs: number): Promise<NodeFacts> {
+export async function probeNode(node: LockNode, names: KeyNames, timeoutMs: number, clockSampleMs: number): Promise<NodeFacts> {
   const label = node.label;
   try {
     await bounded(node.connect(), timeoutMs);
@@ -147,7 +152,7 @@ export async function probeNode(node: LockNode, keyPrefix: string, timeoutMs: nu
     for (let i = 0; i < 3; i++) {
       const start = performance.now();
       // PTTL of a key the lock user may read: PING is not in the least-privilege ACL.
-      await bounded(send(node, 'PTTL', `${keyPrefix}lock:redlock-check`), timeoutMs);
+      await bounded(send(node, 'PTTL', names.lock('redlock-check')), timeoutMs);
       rtts.push(performance.now() - start);
     }
     rtts.sort((a, b) => a - b);
@@ -155,7 +160,7 @@ export async function probeNode(node: LockNode, keyPrefix: string, timeoutMs: nu
     const [appendfsync, save, acl] = await Promise.all([
       configValue(node, 'appendfsync'),
       configValue(node, 'save'),
-      bounded(probeAcl(node, keyPrefix), timeoutMs * 4).catch((err: unknown) => ({ denied: undefined, unknown: message(err) })),
+      bounded(probeAcl(node, names), timeoutMs * 4).catch((err: unknown) => ({ denied: undefined, unknown: message(err) })),
     ]);
     return {
       node: label,

@@ -4,6 +4,7 @@
  * every token handed out, so the old holder's token is stale from then on).
  */
 import { createHash } from 'node:crypto';
+import { isClusterClient } from './cluster-client.js';
 import { QuorumUnavailableError, RedlockArgumentError } from './errors.js';
 import { defineScript, type LockNode } from './lock-node.js';
 import type { ForceReleaseEvent } from './events.js';
@@ -67,14 +68,19 @@ export const INSPECT_SCRIPT = defineScript(
  * Deletes the lock key whoever holds it, publishes the release (waiters wake), raises the
  * counter. Returns the number of lock keys deleted (0 or 1).
  */
-export const FORCE_RELEASE_SCRIPT = defineScript(
-  'force-release',
-  `local deleted = redis.call('DEL', KEYS[1])
+const FORCE_RELEASE_BODY = `local deleted = redis.call('DEL', KEYS[1])
 if deleted > 0 then redis.call('PUBLISH', KEYS[1], '1') end
 local cur = redis.call('GET', KEYS[2])
 local v = ARGV[1]
 if not cur or #cur < #v or (#cur == #v and cur < v) then redis.call('SET', KEYS[2], v) end
-return deleted`,
+return deleted`;
+
+export const FORCE_RELEASE_SCRIPT = defineScript('force-release', FORCE_RELEASE_BODY);
+
+/** The same on Redis Cluster nodes: the release notice by sharded pub/sub, where their waiters listen. */
+export const FORCE_RELEASE_SHARDED_SCRIPT = defineScript(
+  'force-release-sharded',
+  FORCE_RELEASE_BODY.replace("redis.call('PUBLISH', KEYS[1], '1')", "redis.pcall('SPUBLISH', KEYS[1], '1')"),
 );
 
 /** A short, one-way name for an owner token. */
@@ -83,6 +89,9 @@ export function ownerHash(token: string): string {
 }
 
 async function waiters(node: LockNode, channel: string): Promise<number | undefined> {
+  const cluster = node.client;
+  // A cluster's waiters subscribe by sharded pub/sub on the master of the channel's slot.
+  if (isClusterClient(cluster)) return node.call(() => cluster.shardSubscribers(channel)).catch(() => undefined);
   const client = node.client as { call?: (...args: string[]) => Promise<unknown> };
   if (!client.call) return undefined;
   try {
@@ -157,7 +166,12 @@ export async function forceReleaseResource(
   const target = highest + 1n;
   const round = await runRound(
     ctx.nodes,
-    (node) => node.run(FORCE_RELEASE_SCRIPT, [ctx.lockKey, ctx.fenceKey], [String(target)]),
+    (node) =>
+      node.run(
+        isClusterClient(node.client) ? FORCE_RELEASE_SHARDED_SCRIPT : FORCE_RELEASE_SCRIPT,
+        [ctx.lockKey, ctx.fenceKey],
+        [String(target)],
+      ),
     (reply) => ({ status: 'ok' as const, value: Number(reply) }),
     { quorum: ctx.quorum, timeoutMs: ctx.timeoutMs, early: false },
   );

@@ -1,5 +1,6 @@
 import type { AttemptFailure } from './attempt-failure.js';
 import { FenceCatchUp, type FencingContext } from './fencing.js';
+import type { KeyNames } from './hash-slot.js';
 import { settleGrant } from './grant-settle.js';
 import { Lock, type LockOperations } from './lock.js';
 import type { LockNode } from './lock-node.js';
@@ -20,6 +21,8 @@ export interface PrimitiveHost {
   readonly nodes: readonly LockNode[];
   readonly quorum: number;
   readonly options: ResolvedRedlockOptions;
+  /** Key names: every key of a primitive shares its resource's slot on Redis Cluster nodes. */
+  readonly keyNames: KeyNames;
   readonly restarts: RestartRule | undefined;
   readonly active: Set<Lock>;
   readonly ops: LockOperations;
@@ -41,8 +44,11 @@ export interface PrimitiveAttempt {
   settle?(round: RoundResult<string[]>): RoundResult<string[]>;
   /** The Redis keys of the lock won (known once the round settled). */
   lockKeys(): readonly string[];
-  /** Undoes what a failed attempt may have set. Sent, not awaited (see releasePartialHolds). */
-  releasePartial(outcomes: readonly NodeOutcome[]): void;
+  /**
+   * Undoes what a failed attempt may have set. Settles at once on plain nodes (they apply a
+   * connection's commands in order), after the releases on Redis Cluster nodes (see releasePartialHolds).
+   */
+  releasePartial(outcomes: readonly NodeOutcome[]): Promise<void>;
   /** Cleans up after a won attempt (a writer leaves the waiting writers where it had to wait). */
   won?(outcomes: readonly NodeOutcome[]): void;
 }
@@ -107,7 +113,7 @@ export async function attemptPrimitive(
     `${kind.label} lock`,
   );
   if (failure) {
-    attempt.releasePartial(round.outcomes);
+    await attempt.releasePartial(round.outcomes);
     return failure;
   }
   attempt.won?.(round.outcomes);

@@ -1,14 +1,17 @@
 /**
  * Read-write locks on the quorum: many readers or one writer per resource, writer preference.
  *
- * A write lock IS the resource's mutex key (`<prefix>lock:<resource>` holding the owner
+ * A write lock IS the resource's mutex key (`<prefix>lock:<resource>`, hash-tagged on Redis
+ * Cluster nodes as every other key of the resource, holding the owner
  * token): a plain lock and a write lock on the same resource exclude each other, and a
  * write lock is extended, released and fenced exactly like a plain one. Readers hold the
  * same key with a marker no owner token can equal, plus a lease each in a ZSET; so a plain
  * lock excludes readers too (it is a write lock without writer preference). See
  * docs/primitives.md for the safety argument.
  */
+import { isClusterClient } from './cluster-client.js';
 import { RedlockArgumentError } from './errors.js';
+import type { KeyNames } from './hash-slot.js';
 import type { Lock, LockOperations } from './lock.js';
 import type { LockNode } from './lock-node.js';
 import type { NodeOutcome } from './node-outcome.js';
@@ -41,13 +44,13 @@ export function nodeScriptsOf(lock: Lock): NodeScripts | undefined {
   return readLocks.has(lock) ? READ_SCRIPTS : undefined;
 }
 
-/** The keys of a resource's read-write lock. */
-export function readWriteKeys(keyPrefix: string, resource: string): ReadWriteKeys {
-  return {
-    lock: `${keyPrefix}lock:${resource}`,
-    readers: `${keyPrefix}rw-readers:${resource}`,
-    writers: `${keyPrefix}rw-writers:${resource}`,
-  };
+/**
+ * The keys of a resource's read-write lock: its lock key (the one plain locks use), and the
+ * readers' and waiting writers' sorted sets. On Redis Cluster nodes all three carry the
+ * resource's hash tag, so one script reads and writes them in one slot.
+ */
+export function readWriteKeys(names: KeyNames, resource: string): ReadWriteKeys {
+  return { lock: names.lock(resource), readers: names.key('rw-readers', resource), writers: names.key('rw-writers', resource) };
 }
 
 function refuseFence(): Promise<never> {
@@ -65,8 +68,8 @@ function refuseFence(): Promise<never> {
  * @internal
  */
 export function readWriteKind(host: PrimitiveHost, mode: LockMode, resource: string, fencing: boolean, waits: boolean): PrimitiveKind {
-  const keys = readWriteKeys(host.options.keyPrefix, resource);
-  const fenceKey = fencing ? `${host.options.keyPrefix}fence:${resource}` : undefined;
+  const keys = readWriteKeys(host.keyNames, resource);
+  const fenceKey = fencing ? host.keyNames.fence(resource) : undefined;
   const base = {
     label: mode,
     resources: [resource],
@@ -104,7 +107,7 @@ export function readWriteKind(host: PrimitiveHost, mode: LockMode, resource: str
         send: (node) => writeAcquireOnNode(node, keys, fenceKey, token, ttlMs, waits ? ttlMs : 0),
         parse: parseReadWriteReply,
         lockKeys: () => [keys.lock],
-        releasePartial: (outcomes) => void releasePartialHolds(host.nodes, outcomes, [keys.lock], token),
+        releasePartial: (outcomes) => releasePartialHolds(host.nodes, outcomes, [keys.lock], token),
         // Nodes that refused us keep our waiting entry (granting ones dropped it): drop it, or it
         // would keep readers out there after our release.
         won: (outcomes) => (waits && outcomes.some((o) => o.status !== 'ok') ? abandon(token, outcomes) : undefined),
@@ -118,9 +121,22 @@ export function readWriteKind(host: PrimitiveHost, mode: LockMode, resource: str
   };
 }
 
-/** Sends `release` to every node that may hold what a failed attempt set (not to those that refused). */
-function releaseEach(nodes: readonly LockNode[], outcomes: readonly NodeOutcome[], release: (node: LockNode) => Promise<unknown>): void {
+/**
+ * Sends `release` to every node that may hold what a failed attempt set (not to those that
+ * refused). Settles once the Redis Cluster nodes' releases did: a cluster may apply a
+ * redirected or retried command after a later one, and a late release of this token would
+ * undo the next attempt's grant (see releasePartialHolds).
+ */
+function releaseEach(
+  nodes: readonly LockNode[],
+  outcomes: readonly NodeOutcome[],
+  release: (node: LockNode) => Promise<unknown>,
+): Promise<void> {
+  const ordered: Array<Promise<unknown>> = [];
   for (let i = 0; i < nodes.length; i++) {
-    if (outcomes[i]!.status !== 'held') release(nodes[i]!).catch(() => undefined);
+    if (outcomes[i]!.status === 'held') continue;
+    const sent = release(nodes[i]!).catch(() => undefined);
+    if (isClusterClient(nodes[i]!.client)) ordered.push(sent);
   }
+  return Promise.all(ordered).then(() => undefined);
 }

@@ -25,7 +25,6 @@ import {
 import type { AcquireOptions, RedlockOptions, ResolvedRedlockOptions, ResolvedRetry, UsingOptions } from './options.js';
 import type { RedisNodeInput } from './redis-client.js';
 import { keyNamesFor, nodeHandle, type KeyNames } from './cluster-client.js';
-import { checkPrimitiveTopology } from './hash-slot.js';
 import { enableReplicaSync } from './replica-sync.js';
 import { runRound } from './round.js';
 import { attemptPrimitive, type PrimitiveKind } from './primitive-attempt.js';
@@ -80,8 +79,8 @@ export class Redlock extends RedlockEmitter {
   readonly fair: FairQueue;
   /** Events and spans of the lock operations, emitted to this instance's listeners. */
   private readonly telemetry: RedlockTelemetry;
-  /** Key names: hash-tagged when a node is a Redis Cluster (see hash-slot.ts). */
-  private readonly keyNames: KeyNames;
+  /** @internal Key names: hash-tagged when a node is a Redis Cluster (see hash-slot.ts). */
+  readonly keyNames: KeyNames;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     super();
@@ -117,7 +116,7 @@ export class Redlock extends RedlockEmitter {
       created.map((node) => node.client),
       { quorum: this.quorum, lingerMs: 3 * this.options.nodeTimeoutMs + 100 },
     );
-    this.fair = new FairQueue(created, this.quorum, this.options);
+    this.fair = new FairQueue(created, this.quorum, this.options, this.keyNames);
     this.ops = {
       extend: (lock, ttlMs) => this.telemetry.observeExtend(lock, ttlMs, () => this.extendLock(lock, ttlMs)),
       release: (lock) => {
@@ -161,7 +160,6 @@ export class Redlock extends RedlockEmitter {
     checkTtl(ttlMs);
     this.checkValidity(ttlMs);
     const retry = resolveRetry(opts.retry, this.options.retry, 'options.retry');
-    checkPrimitiveTopology(this.keyNames, opts, opts.fair ?? this.options.fair);
     const kind = primitiveFor(this, resources, opts, retry); // read/write lock or semaphore (primitive-kind.ts)
     this.assertOpen();
     if (this.options.checkIndependence) await this.checkIndependence();
@@ -327,8 +325,8 @@ export class Redlock extends RedlockEmitter {
    */
   async checkNodes(options?: CheckNodesOptions): Promise<NodeCheckReport> {
     this.assertOpen();
-    const { keyPrefix, nodeTimeoutMs, driftFactor } = this.options;
-    return checkNodes({ nodes: this.nodes, keyPrefix, nodeTimeoutMs, driftFactor }, options);
+    const { nodeTimeoutMs, driftFactor } = this.options;
+    return checkNodes({ nodes: this.nodes, keyNames: this.keyNames, nodeTimeoutMs, driftFactor }, options);
   }
 
   /**

@@ -7,6 +7,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { RedlockArgumentError } from './errors.js';
+import type { KeyNames } from './hash-slot.js';
 import type { LockOperations } from './lock.js';
 import type { NodeOutcome } from './node-outcome.js';
 import type { PrimitiveAttempt, PrimitiveHost, PrimitiveKind } from './primitive-attempt.js';
@@ -14,9 +15,14 @@ import type { RoundResult } from './round.js';
 import { releaseOnNode, releasePartialHolds } from './scripts/release.js';
 import { parseSemaphoreReply, semaphoreAcquireOnNode } from './scripts/semaphore.js';
 
-/** The slot keys of a semaphore with `permits` permits. */
-export function semaphoreKeys(keyPrefix: string, resource: string, permits: number): string[] {
-  return Array.from({ length: permits }, (_, i) => `${keyPrefix}semaphore:${resource}:${i}`);
+/**
+ * The slot keys of a semaphore with `permits` permits: `<prefix>semaphore:<resource>:<i>`,
+ * hash-tagged on Redis Cluster nodes (`semaphore:{<resource>}:<i>`), so the script that scans
+ * them runs in the resource's one cluster slot.
+ */
+export function semaphoreKeys(names: KeyNames, resource: string, permits: number): string[] {
+  const base = names.key('semaphore', resource);
+  return Array.from({ length: permits }, (_, i) => `${base}:${i}`);
 }
 
 function refuseFence(): Promise<never> {
@@ -57,7 +63,7 @@ export function keepOneSlot(round: RoundResult<string[]>): { round: RoundResult<
  * @internal
  */
 export function semaphoreKind(host: PrimitiveHost, resource: string, permits: number): PrimitiveKind {
-  const slotKeys = semaphoreKeys(host.options.keyPrefix, resource, permits);
+  const slotKeys = semaphoreKeys(host.keyNames, resource, permits);
   const ops: LockOperations = { ...host.ops, fence: refuseFence };
   let attempts = 0;
   return {
@@ -108,7 +114,7 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
           else if (kept !== undefined && slot !== kept) free(index, slot);
         },
         lockKeys: () => [slotKeys[kept!]!],
-        releasePartial: (outcomes) => void releasePartialHolds(host.nodes, outcomes, slotKeys, token),
+        releasePartial: (outcomes) => releasePartialHolds(host.nodes, outcomes, slotKeys, token),
       };
     },
   };

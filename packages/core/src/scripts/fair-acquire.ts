@@ -1,4 +1,5 @@
 import { defineScript, type LockNode } from '../lock-node.js';
+import { synced } from '../replica-sync.js';
 
 /**
  * One attempt of a fair acquisition on one node: the node's FIFO queue of the resource
@@ -14,12 +15,15 @@ import { defineScript, type LockNode } from '../lock-node.js';
  *   while that waiter lacks a quorum of notices, so it costs at most a split attempt.
  * - `beat` (fallback poll): re-join with our quorum ticket if the node lost us (restarted
  *   empty, or we were dropped as dead while paused), raise the node's counter to it, and drop
- *   dead heads (a head whose process' liveness key expired) before looking at the head.
+ *   dead heads (a head whose process has no live lease in the resource's liveness set)
+ *   before looking at the head.
  * On a grant, the waiter leaves the queue in the same script.
  *
- * KEYS: lock key, queue key, counter key, fence key (only with fencing)
- * ARGV: owner token, ttl ms, waiter id, quorum ticket ('0' while unknown), mode,
- *       liveness key prefix (the process id is appended)
+ * Every key is the resource's and passed in KEYS (hash-tagged alike on Redis Cluster nodes, so
+ * the script runs in one slot; Dragonfly refuses scripts touching undeclared keys).
+ *
+ * KEYS: lock key, queue key, counter key, liveness set, fence key (only with fencing)
+ * ARGV: owner token, ttl ms, waiter id, quorum ticket ('0' while unknown), mode
  * Returns {1, fence counter?} on a grant, {0, pttl, ticket, rank} otherwise (the mutex's
  * acquire reply, with our place appended; pttl 0 where the hint is not worth a command).
  */
@@ -34,9 +38,9 @@ local function take()
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
   end
   local reply = {1}
-  if KEYS[4] then
-    redis.call('INCR', KEYS[4])
-    reply[2] = redis.call('GET', KEYS[4])
+  if KEYS[5] then
+    redis.call('INCR', KEYS[5])
+    reply[2] = redis.call('GET', KEYS[5])
   end
   return reply
 end
@@ -65,8 +69,12 @@ if mode == 'take' then
 end
 redis.call('ZADD', KEYS[2], ticket, me)
 if tonumber(redis.call('GET', KEYS[3]) or '0') < ticket then redis.call('SET', KEYS[3], ticket) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-while head and head ~= me and redis.call('EXISTS', ARGV[6] .. string.match(head, '^[^:]*')) == 0 do
+while head and head ~= me do
+  local lease = redis.call('ZSCORE', KEYS[4], string.match(head, '^[^:]*'))
+  if lease and tonumber(lease) > now then break end
   redis.call('ZREM', KEYS[2], head)
   head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
 end
@@ -89,6 +97,8 @@ export interface FairKeys {
   readonly lock: string;
   readonly queue: string;
   readonly counter: string;
+  /** The processes' liveness leases of this resource (see FAIR_ALIVE_SCRIPT). */
+  readonly alive: string;
   /** The fencing counter, when the acquisition asked for a token. */
   readonly fence?: string;
 }
@@ -102,10 +112,11 @@ export function fairAcquireOnNode(
   waiter: string,
   ticket: number,
   mode: FairMode,
-  livenessPrefix: string,
 ): Promise<unknown> {
-  const k = keys.fence ? [keys.lock, keys.queue, keys.counter, keys.fence] : [keys.lock, keys.queue, keys.counter];
-  return node.run(FAIR_ACQUIRE_SCRIPT, k, [token, ttlMs, waiter, ticket, mode, livenessPrefix]);
+  const k = [keys.lock, keys.queue, keys.counter, keys.alive, ...(keys.fence ? [keys.fence] : [])];
+  // With replicaSync, a grant counts once replicas confirmed it (WAIT), as for the mutex.
+  const sent = node.run(FAIR_ACQUIRE_SCRIPT, k, [token, ttlMs, waiter, ticket, mode]);
+  return synced(node, keys.lock, sent, (reply) => Array.isArray(reply) && Number(reply[0]) === 1);
 }
 
 /** Where a waiter stands on one node after an attempt that did not grant. */
@@ -122,12 +133,26 @@ export function fairPlace(reply: unknown): FairPlace | undefined {
 }
 
 /**
- * A process' liveness key, refreshed while it waits fairly: a head whose process' key has
- * expired is dropped by the `beat` mode above. KEYS: the key; ARGV: its TTL in ms.
+ * A process' liveness lease on one resource, refreshed while it waits there fairly: a sorted
+ * set per resource (`<prefix>fair-alive:<resource>`), member = process id, score = the lease's
+ * end in the node's time. A head whose process' lease ended is dropped by the `beat` mode
+ * above. Per resource, not one key per process, so the acquire script finds it in its own
+ * slot on Redis Cluster nodes and in its KEYS everywhere. Ended leases are pruned here.
+ *
+ * KEYS: the liveness set; ARGV: process id, lease ms.
  */
-export const FAIR_ALIVE_SCRIPT = defineScript('fair-alive', `return redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])`);
+export const FAIR_ALIVE_SCRIPT = defineScript(
+  'fair-alive',
+  `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1`,
+);
 
-/** Refreshes this process' liveness key on one node. */
-export function fairAliveOnNode(node: LockNode, key: string, ttlMs: number): Promise<unknown> {
-  return node.run(FAIR_ALIVE_SCRIPT, [key], [ttlMs]);
+/** Refreshes this process' liveness lease on a resource (`key`: its liveness set) on one node. */
+export function fairAliveOnNode(node: LockNode, key: string, processId: string, ttlMs: number): Promise<unknown> {
+  return node.run(FAIR_ALIVE_SCRIPT, [key], [processId, ttlMs]);
 }

@@ -1,4 +1,6 @@
+import { isClusterClient } from '../cluster-client.js';
 import { defineScript, type LockNode } from '../lock-node.js';
+import { synced } from '../replica-sync.js';
 import type { ParsedReply } from '../round.js';
 
 /**
@@ -104,9 +106,7 @@ return 1`,
  *
  * KEYS: lock key, readers ZSET; ARGV: owner token. Returns 1 when our lease was live, 0 otherwise.
  */
-export const READ_RELEASE_SCRIPT = defineScript(
-  'rw-read-release',
-  `${NOW}
+const READ_RELEASE_BODY = `${NOW}
 local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not score then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -122,7 +122,19 @@ elseif marked then
   redis.call('PUBLISH', KEYS[1], '1')
 end
 if tonumber(score) > now then return 1 end
-return 0`,
+return 0`;
+
+/** The reader's release of plain nodes (see READ_RELEASE_BODY). */
+export const READ_RELEASE_SCRIPT = defineScript('rw-read-release', READ_RELEASE_BODY);
+
+/**
+ * The reader's release of Redis Cluster nodes: the notice to waiting writers goes out by
+ * sharded pub/sub on the lock key (its slot's shard only, where they listen), as the mutex's
+ * release-sharded script does.
+ */
+export const READ_RELEASE_SHARDED_SCRIPT = defineScript(
+  'rw-read-release-sharded',
+  READ_RELEASE_BODY.replace("redis.call('PUBLISH', KEYS[1], '1')", "redis.pcall('SPUBLISH', KEYS[1], '1')"),
 );
 
 /** Leaves the waiting writers (a writer that gave up waiting). KEYS: waiting-writers ZSET; ARGV: owner token. */
@@ -135,6 +147,11 @@ export interface ReadWriteKeys {
   readonly writers: string;
 }
 
+/** Whether an acquisition's reply is a grant ({1, ...}). */
+function granted(reply: unknown): boolean {
+  return Array.isArray(reply) && Number(reply[0]) === 1;
+}
+
 /** Sends the write acquisition to one node. */
 export function writeAcquireOnNode(
   node: LockNode,
@@ -145,7 +162,13 @@ export function writeAcquireOnNode(
   waitLeaseMs: number,
 ): Promise<unknown> {
   const all = [keys.lock, keys.readers, keys.writers, ...(fenceKey === undefined ? [] : [fenceKey])];
-  return node.run(WRITE_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1', waitLeaseMs]);
+  // With replicaSync, a grant counts once replicas confirmed it (WAIT), as for the mutex.
+  return synced(
+    node,
+    keys.lock,
+    node.run(WRITE_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1', waitLeaseMs]),
+    granted,
+  );
 }
 
 /** Sends the read acquisition to one node. */
@@ -157,17 +180,17 @@ export function readAcquireOnNode(
   ttlMs: number,
 ): Promise<unknown> {
   const all = [keys.lock, keys.readers, keys.writers, ...(fenceKey === undefined ? [] : [fenceKey])];
-  return node.run(READ_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1']);
+  return synced(node, keys.lock, node.run(READ_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1']), granted);
 }
 
 /** A reader's extension on one node; `keys` are the read lock's keys: [lock key, readers ZSET]. */
 export function readExtendOnNode(node: LockNode, keys: readonly string[], token: string, ttlMs: number): Promise<unknown> {
-  return node.run(READ_EXTEND_SCRIPT, keys, [token, ttlMs]);
+  return synced(node, keys[0]!, node.run(READ_EXTEND_SCRIPT, keys, [token, ttlMs]), (reply) => Number(reply) === 1);
 }
 
 /** A reader's release on one node; `keys` are the read lock's keys: [lock key, readers ZSET]. */
 export function readReleaseOnNode(node: LockNode, keys: readonly string[], token: string): Promise<unknown> {
-  return node.run(READ_RELEASE_SCRIPT, keys, [token]);
+  return node.run(isClusterClient(node.client) ? READ_RELEASE_SHARDED_SCRIPT : READ_RELEASE_SCRIPT, keys, [token]);
 }
 
 /** Withdraws a waiting writer on one node. */

@@ -1,4 +1,5 @@
 import { defineScript, type LockNode } from '../lock-node.js';
+import { synced } from '../replica-sync.js';
 import type { ParsedReply } from '../round.js';
 
 /**
@@ -55,11 +56,17 @@ export function semaphoreAcquireOnNode(
   first: number,
   tryFirstSlot: boolean,
 ): Promise<unknown> {
-  if (!tryFirstSlot) return node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]);
+  // With replicaSync, a grant counts once replicas confirmed it (WAIT; every slot key is in the resource's slot).
+  if (!tryFirstSlot) return synced(node, slotKeys[0]!, node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]), granted);
   const key = slotKeys[first]!;
-  return node
+  const sent = node
     .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
     .then((reply) => (reply === 'OK' ? [1, first] : node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first])));
+  return synced(node, key, sent, granted);
+}
+
+function granted(reply: unknown): boolean {
+  return Array.isArray(reply) && Number(reply[0]) === 1;
 }
 
 /** The slot the node granted as the value (a one-element array, the shape rounds of acquisitions carry). */
