@@ -15,7 +15,7 @@ import {
   type Redlock,
   type RedlockOptions,
 } from '@redlock-nest/core';
-import { uniqueResource, until } from '../harness/test-utils.js';
+import { rejection, uniqueResource, until } from '../harness/test-utils.js';
 import { hold, maxOverlap, overlapsBetween, type Interval } from '../core/intervals.js';
 import { resourcesInDifferentSlots, useClusterFixture } from './helpers.js';
 
@@ -204,6 +204,29 @@ describe('primitives on a Redis Cluster node', () => {
     expect((await lock.extend(10_000).catch((err: unknown) => err)) instanceof Error).toBe(true);
     await next.release();
   });
+
+  it("with replicaSync and the slot's replica paused, no primitive grant counts nor stays behind; grants count again once it resumes", async () => {
+    const redlock = fx.redlock({ nodeTimeoutMs: 1_000, replicaSync: { replicas: 1, timeoutMs: 100 } });
+    const resource = uniqueResource('unsynced');
+    const master = await fx.cluster.masterOfSlot(hashSlot(key('lock', resource)));
+    const [replica] = await fx.cluster.replicasOf(master);
+    const kinds = [{ mode: 'read' }, { mode: 'write' }, { permits: 2 }, { fair: true }] as const;
+    replica!.pause();
+    for (const options of kinds) {
+      const err = await rejection(redlock.acquire(resource, 10_000, { ...options, retry: false }));
+      expect(err).toBeInstanceOf(QuorumUnavailableError);
+      expect(String(err.message)).toMatch(/replica/);
+    }
+    const direct = fx.direct();
+    const semaphoreSlots = [0, 1].map((i) => `${key('semaphore', resource)}:${i}`);
+    expect(await direct.exists(key('lock', resource), key('rw-readers', resource), ...semaphoreSlots)).toBe(0);
+    replica!.resume();
+    await until(() => fx.cluster.isSyncedReplica(replica!), 'the replica is back in sync', 30_000);
+    for (const options of kinds) {
+      const lock = await redlock.acquire(resource, 10_000, { ...options, timeoutMs: 10_000 });
+      await lock.release();
+    }
+  }, 60_000);
 
   it('with replicaSync, a master killed mid-run: no reader overlaps a writer, never more than N permits', async () => {
     const synced: RedlockOptions = { ...BUSY, nodeTimeoutMs: 1_000, replicaSync: { replicas: 1, timeoutMs: 200 } };
