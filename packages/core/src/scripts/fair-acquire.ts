@@ -69,10 +69,14 @@ if mode == 'take' then
 end
 redis.call('ZADD', KEYS[2], ticket, me)
 if tonumber(redis.call('GET', KEYS[3]) or '0') < ticket then redis.call('SET', KEYS[3], ticket) end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+local now
 while head and head ~= me do
+  -- the node's clock, read only when someone is ahead of us
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
   local lease = redis.call('ZSCORE', KEYS[4], string.match(head, '^[^:]*'))
   if lease and tonumber(lease) > now then break end
   redis.call('ZREM', KEYS[2], head)
