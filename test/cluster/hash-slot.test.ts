@@ -1,6 +1,9 @@
 /** Slots and hash tags, checked against the Redis Cluster specification's examples (no server needed). */
 import { describe, expect, it } from '@jest/globals';
 import { hashSlot, hashTag, Redlock, RedlockArgumentError, type RedisNodeInput } from '@redlock-nest/core';
+import { keyNames, type KeyKind } from '../../packages/core/src/hash-slot.js';
+import { readWriteKeys } from '../../packages/core/src/read-write-lock.js';
+import { semaphoreKeys } from '../../packages/core/src/semaphore.js';
 
 describe('hash slots and tags', () => {
   it('computes the slots Redis computes', () => {
@@ -23,6 +26,36 @@ describe('hash slots and tags', () => {
     expect(hashTag('a%7Db')).not.toBe(hashTag('a}b'));
     for (const r of ['x}y', '{x}', 'x{y}z', '%']) {
       expect(hashSlot(`p:lock:${hashTag(r)}`)).toBe(hashSlot(`p:fence:${hashTag(r)}`));
+    }
+  });
+
+  it("names a primitive's keys: unchanged on plain nodes (rolling upgrades), all in the resource's slot on cluster nodes", () => {
+    const fair: KeyKind[] = ['fair-queue', 'fair-ticket', 'fair-alive'];
+    const plain = keyNames('redlock:', false);
+    expect(readWriteKeys(plain, 'r:1')).toEqual({
+      lock: 'redlock:lock:r:1',
+      readers: 'redlock:rw-readers:r:1',
+      writers: 'redlock:rw-writers:r:1',
+    });
+    expect(semaphoreKeys(plain, 'r:1', 2)).toEqual(['redlock:semaphore:r:1:0', 'redlock:semaphore:r:1:1']);
+    expect(fair.map((kind) => plain.key(kind, 'r:1'))).toEqual([
+      'redlock:fair-queue:r:1',
+      'redlock:fair-ticket:r:1',
+      'redlock:fair-alive:r:1',
+    ]);
+    const tagged = keyNames('redlock:', true);
+    expect(semaphoreKeys(tagged, 'r:1', 1)).toEqual(['redlock:semaphore:{r:1}:0']);
+    for (const r of ['order:42', 'a}b{c%', 'x']) {
+      const keys = [
+        tagged.lock(r),
+        tagged.fence(r),
+        readWriteKeys(tagged, r).readers,
+        readWriteKeys(tagged, r).writers,
+        ...semaphoreKeys(tagged, r, 4),
+        ...fair.map((kind) => tagged.key(kind, r)),
+      ];
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(new Set(keys.map(hashSlot))).toEqual(new Set([hashSlot(tagged.lock(r))]));
     }
   });
 
