@@ -228,20 +228,29 @@ describe('primitives on a Redis Cluster node', () => {
     }
   }, 60_000);
 
-  it('with replicaSync, a master killed mid-run: no reader overlaps a writer, never more than N permits', async () => {
+  it('with replicaSync, a master killed mid-run: no reader overlaps a writer, never more than N permits, one fair holder', async () => {
     const synced: RedlockOptions = { ...BUSY, nodeTimeoutMs: 1_000, replicaSync: { replicas: 1, timeoutMs: 200 } };
     const rw = uniqueResource('kill-rw');
     const master = await fx.cluster.masterOfSlot(hashSlot(key('lock', rw)));
-    // The semaphore on the same master: the kill hits both.
-    let sem = uniqueResource('kill-sem');
-    while ((await fx.cluster.masterOfSlot(hashSlot(key('lock', sem)))) !== master) sem = uniqueResource('kill-sem');
+    // The semaphore and the fair lock on the same master: the kill hits all three.
+    const onMaster = async (name: string): Promise<string> => {
+      let r = uniqueResource(name);
+      while ((await fx.cluster.masterOfSlot(hashSlot(key('lock', r)))) !== master) r = uniqueResource(name);
+      return r;
+    };
+    const sem = await onMaster('kill-sem');
+    const fair = await onMaster('kill-fair');
     const redlocks = [fx.redlock(synced), fx.redlock(synced)];
     const rwIntervals: Interval[] = [];
     const semIntervals: Interval[] = [];
+    const fairIntervals: Interval[] = [];
     let done = 0;
     /** Acquires until it works: while the shard fails over, grants fail (unconfirmed or unreachable). */
-    const take = async (redlock: Redlock, resource: string, options: { mode?: 'read' | 'write'; permits?: number }): Promise<Lock> => {
+    type Kind = { mode?: 'read' | 'write'; permits?: number; fair?: boolean };
+    const take = async (redlock: Redlock, resource: string, options: Kind): Promise<Lock> => {
+      const give = performance.now() + 90_000;
       for (;;) {
+        if (performance.now() > give) throw new Error(`no ${JSON.stringify(options)} grant on ${resource} within 90 s of failover`);
         try {
           return await redlock.acquire(resource, 3_000, { ...options, timeoutMs: 2_000 });
         } catch (err) {
@@ -250,8 +259,8 @@ describe('primitives on a Redis Cluster node', () => {
         }
       }
     };
-    const loop = async (redlock: Redlock, resource: string, options: { mode?: 'read' | 'write'; permits?: number }): Promise<void> => {
-      const intervals = options.permits ? semIntervals : rwIntervals;
+    const loop = async (redlock: Redlock, resource: string, options: Kind): Promise<void> => {
+      const intervals = options.permits ? semIntervals : options.fair ? fairIntervals : rwIntervals;
       for (let i = 0; i < 10; i++) {
         const lock = await take(redlock, resource, options);
         await hold(lock, options.mode ?? 'permit', intervals, () => tick(options.mode === 'write' ? 3 : 10));
@@ -266,6 +275,8 @@ describe('primitives on a Redis Cluster node', () => {
         loop(r, sem, { permits: 2 }),
         loop(r, sem, { permits: 2 }),
         loop(r, sem, { permits: 2 }),
+        loop(r, fair, { fair: true }),
+        loop(r, fair, { fair: true }),
       ]),
     );
     await until(() => done >= 10, 'the run is under way');
@@ -276,9 +287,11 @@ describe('primitives on a Redis Cluster node', () => {
     await fx.cluster.waitHealthy();
     await until(() => fx.cluster.isSyncedReplica(master), 'the restarted master syncs as a replica', 30_000);
     await run;
-    expect(done).toBe(120);
+    expect(done).toBe(160);
     expect(overlapsBetween(rwIntervals, 'read', 'write')).toBe(0);
     expect(maxOverlap(rwIntervals, ['write'])).toBe(1);
     expect(maxOverlap(semIntervals)).toBeLessThanOrEqual(2);
-  }, 120_000);
+    expect(fairIntervals).toHaveLength(40);
+    expect(maxOverlap(fairIntervals)).toBe(1);
+  }, 180_000);
 });
