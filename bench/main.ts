@@ -151,11 +151,16 @@ async function contention(nodes: BenchNodes, shape: Shape): Promise<void> {
 async function nest(nodes: BenchNodes): Promise<void> {
   const bench = await startNest(nodes.urls);
   const rates = new Map<NestVariant, number[]>();
+  const cpu = new Map<NestVariant, number[]>();
   try {
     for (const v of NEST_VARIANTS) await nestRound(bench, v, 50);
     for (let round = 0; round < cfg.rounds; round++) {
       log(`nest round ${round + 1}/${cfg.rounds}`);
-      for (const v of rotate(NEST_VARIANTS, round)) rates.set(v, [...(rates.get(v) ?? []), await nestRound(bench, v, cfg.nestOps)]);
+      for (const v of rotate(NEST_VARIANTS, round)) {
+        const r = await nestRound(bench, v, cfg.nestOps);
+        rates.set(v, [...(rates.get(v) ?? []), r.rate]);
+        cpu.set(v, [...(cpu.get(v) ?? []), r.cpuUs]);
+      }
     }
   } finally {
     await stopNest(bench);
@@ -175,6 +180,13 @@ async function nest(nodes: BenchNodes): Promise<void> {
     const perRound = ours.map((rate, i) => theirs[i]! / rate - 1);
     return `${(median(perRound) * 100).toFixed(1)}%`;
   };
+  // The same pairing on CPU time per call: what the layer costs in work, which waits and a loaded
+  // machine's scheduling blur less than the wall clock.
+  const cpuOverhead = (v: NestVariant, against: NestVariant): string => {
+    const theirs = cpu.get(against)!;
+    const perRound = cpu.get(v)!.map((us, i) => us / theirs[i]! - 1);
+    return `${(median(perRound) * 100).toFixed(1)}%`;
+  };
   const rows = NEST_VARIANTS.map((v) => {
     const rate = median(rates.get(v)!);
     return {
@@ -183,6 +195,9 @@ async function nest(nodes: BenchNodes): Promise<void> {
       'µs/call': 1e6 / rate,
       'overhead vs bare': overhead(v, base[v]),
       'vs no-op guard+interceptor': v === 'HTTP @LockRoute' ? overhead(v, 'HTTP no-op guard+interceptor') : '–',
+      'CPU µs/call': median(cpu.get(v)!),
+      'CPU vs bare': cpuOverhead(v, base[v]),
+      'CPU vs no-op': v === 'HTTP @LockRoute' ? cpuOverhead(v, 'HTTP no-op guard+interceptor') : '–',
     };
   });
   printTable('NestJS layer (sequential calls; overhead = extra time per call vs the bare using() of the same kind)', rows);
