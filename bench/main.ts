@@ -38,7 +38,7 @@ function log(message: string): void {
 }
 
 async function uncontended(nodes: BenchNodes): Promise<void> {
-  const names: ContenderName[] = [OURS, 'redlock-nest (no restart rule)', ...PEERS, FLOOR];
+  const names: ContenderName[] = [OURS, 'redlock-nest (ioredis passed in)', 'redlock-nest (no restart rule)', ...PEERS, FLOOR];
   const contenders = new Map<ContenderName, Contender>();
   for (const name of names) contenders.set(name, await createContender(name, nodes.urls));
   const lat = new Map<ContenderName, LatencyResult[]>();
