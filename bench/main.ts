@@ -148,18 +148,32 @@ async function contention(nodes: BenchNodes, shape: Shape): Promise<void> {
   }
 }
 
+/** Calls of one NestJS variant in a row before the next variant's turn. */
+const NEST_CHUNK = 100;
+
 async function nest(nodes: BenchNodes): Promise<void> {
   const bench = await startNest(nodes.urls);
   const rates = new Map<NestVariant, number[]>();
   const cpu = new Map<NestVariant, number[]>();
   try {
     for (const v of NEST_VARIANTS) await nestRound(bench, v, 50);
+    // Within a round the variants take turns in chunks of NEST_CHUNK calls (the order rotating), so a
+    // change of load on a shared machine hits every variant alike instead of the one running then.
     for (let round = 0; round < cfg.rounds; round++) {
       log(`nest round ${round + 1}/${cfg.rounds}`);
-      for (const v of rotate(NEST_VARIANTS, round)) {
-        const r = await nestRound(bench, v, cfg.nestOps);
-        rates.set(v, [...(rates.get(v) ?? []), r.rate]);
-        cpu.set(v, [...(cpu.get(v) ?? []), r.cpuUs]);
+      const spent = new Map<NestVariant, { ms: number; cpuUs: number }>(NEST_VARIANTS.map((v) => [v, { ms: 0, cpuUs: 0 }]));
+      for (let chunk = 0; chunk < Math.ceil(cfg.nestOps / NEST_CHUNK); chunk++) {
+        for (const v of rotate(NEST_VARIANTS, round + chunk)) {
+          const r = await nestRound(bench, v, NEST_CHUNK);
+          const s = spent.get(v)!;
+          s.ms += (NEST_CHUNK * 1000) / r.rate;
+          s.cpuUs += r.cpuUs * NEST_CHUNK;
+        }
+      }
+      const calls = Math.ceil(cfg.nestOps / NEST_CHUNK) * NEST_CHUNK;
+      for (const [v, s] of spent) {
+        rates.set(v, [...(rates.get(v) ?? []), (calls * 1000) / s.ms]);
+        cpu.set(v, [...(cpu.get(v) ?? []), s.cpuUs / calls]);
       }
     }
   } finally {
@@ -172,7 +186,7 @@ async function nest(nodes: BenchNodes): Promise<void> {
     'HTTP no-op guard+interceptor': 'HTTP bare using()',
     'HTTP @LockRoute': 'HTTP bare using()',
   };
-  // Paired per round (the variants of one round ran back to back), then the median of the
+  // Paired per round (the variants of one round ran interleaved), then the median of the
   // rounds: drift of the machine between rounds cancels out.
   const overhead = (v: NestVariant, against: NestVariant): string => {
     const ours = rates.get(v)!;
