@@ -22,6 +22,7 @@ export type ContenderName =
   | 'redlock-nest (polling)'
   | 'redlock-nest (no restart rule)'
   | 'redlock-nest (fair)'
+  | 'redlock-nest (ioredis passed in)'
   | 'redlock 5 beta'
   | '@sesamecare-oss/redlock'
   | 'redis-semaphore'
@@ -167,6 +168,20 @@ export async function createContender(name: ContenderName, urls: readonly string
     case 'redlock-nest (no restart rule)':
       // What the restart rule costs in the steady state (one INFO per connect, one `.then` per reply).
       return ours(name, urls, false, profile, false);
+    case 'redlock-nest (ioredis passed in)': {
+      // The same ioredis clients the peers get (default options), passed in instead of URLs.
+      const clients = plainClients(urls);
+      // Its warning (a passed-in client queues commands while offline) is for users, not the bench.
+      const redlock = new OurRedlock(clients, { onWarning: () => undefined });
+      return {
+        name,
+        acquire: (resource, ttlMs) => redlock.acquire(resource, ttlMs),
+        close: async () => {
+          await redlock.close();
+          await quitAll(clients);
+        },
+      };
+    }
     case 'redlock 5 beta': {
       const clients = plainClients(urls);
       return nodeRedlockStyle(name, clients, new (NodeRedlock as SesameCtor)(clients, nodeRedlockSettings));

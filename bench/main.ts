@@ -38,7 +38,7 @@ function log(message: string): void {
 }
 
 async function uncontended(nodes: BenchNodes): Promise<void> {
-  const names: ContenderName[] = [OURS, 'redlock-nest (no restart rule)', ...PEERS, FLOOR];
+  const names: ContenderName[] = [OURS, 'redlock-nest (ioredis passed in)', 'redlock-nest (no restart rule)', ...PEERS, FLOOR];
   const contenders = new Map<ContenderName, Contender>();
   for (const name of names) contenders.set(name, await createContender(name, nodes.urls));
   const lat = new Map<ContenderName, LatencyResult[]>();
@@ -148,14 +148,33 @@ async function contention(nodes: BenchNodes, shape: Shape): Promise<void> {
   }
 }
 
+/** Calls of one NestJS variant in a row before the next variant's turn. */
+const NEST_CHUNK = 100;
+
 async function nest(nodes: BenchNodes): Promise<void> {
   const bench = await startNest(nodes.urls);
   const rates = new Map<NestVariant, number[]>();
+  const cpu = new Map<NestVariant, number[]>();
   try {
     for (const v of NEST_VARIANTS) await nestRound(bench, v, 50);
+    // Within a round the variants take turns in chunks of NEST_CHUNK calls (the order rotating), so a
+    // change of load on a shared machine hits every variant alike instead of the one running then.
     for (let round = 0; round < cfg.rounds; round++) {
       log(`nest round ${round + 1}/${cfg.rounds}`);
-      for (const v of rotate(NEST_VARIANTS, round)) rates.set(v, [...(rates.get(v) ?? []), await nestRound(bench, v, cfg.nestOps)]);
+      const spent = new Map<NestVariant, { ms: number; cpuUs: number }>(NEST_VARIANTS.map((v) => [v, { ms: 0, cpuUs: 0 }]));
+      for (let chunk = 0; chunk < Math.ceil(cfg.nestOps / NEST_CHUNK); chunk++) {
+        for (const v of rotate(NEST_VARIANTS, round + chunk)) {
+          const r = await nestRound(bench, v, NEST_CHUNK);
+          const s = spent.get(v)!;
+          s.ms += (NEST_CHUNK * 1000) / r.rate;
+          s.cpuUs += r.cpuUs * NEST_CHUNK;
+        }
+      }
+      const calls = Math.ceil(cfg.nestOps / NEST_CHUNK) * NEST_CHUNK;
+      for (const [v, s] of spent) {
+        rates.set(v, [...(rates.get(v) ?? []), (calls * 1000) / s.ms]);
+        cpu.set(v, [...(cpu.get(v) ?? []), s.cpuUs / calls]);
+      }
     }
   } finally {
     await stopNest(bench);
@@ -167,12 +186,19 @@ async function nest(nodes: BenchNodes): Promise<void> {
     'HTTP no-op guard+interceptor': 'HTTP bare using()',
     'HTTP @LockRoute': 'HTTP bare using()',
   };
-  // Paired per round (the variants of one round ran back to back), then the median of the
+  // Paired per round (the variants of one round ran interleaved), then the median of the
   // rounds: drift of the machine between rounds cancels out.
   const overhead = (v: NestVariant, against: NestVariant): string => {
     const ours = rates.get(v)!;
     const theirs = rates.get(against)!;
     const perRound = ours.map((rate, i) => theirs[i]! / rate - 1);
+    return `${(median(perRound) * 100).toFixed(1)}%`;
+  };
+  // The same pairing on CPU time per call: what the layer costs in work, which waits and a loaded
+  // machine's scheduling blur less than the wall clock.
+  const cpuOverhead = (v: NestVariant, against: NestVariant): string => {
+    const theirs = cpu.get(against)!;
+    const perRound = cpu.get(v)!.map((us, i) => us / theirs[i]! - 1);
     return `${(median(perRound) * 100).toFixed(1)}%`;
   };
   const rows = NEST_VARIANTS.map((v) => {
@@ -183,6 +209,9 @@ async function nest(nodes: BenchNodes): Promise<void> {
       'µs/call': 1e6 / rate,
       'overhead vs bare': overhead(v, base[v]),
       'vs no-op guard+interceptor': v === 'HTTP @LockRoute' ? overhead(v, 'HTTP no-op guard+interceptor') : '–',
+      'CPU µs/call': median(cpu.get(v)!),
+      'CPU vs bare': cpuOverhead(v, base[v]),
+      'CPU vs no-op': v === 'HTTP @LockRoute' ? cpuOverhead(v, 'HTTP no-op guard+interceptor') : '–',
     };
   });
   printTable('NestJS layer (sequential calls; overhead = extra time per call vs the bare using() of the same kind)', rows);

@@ -117,8 +117,16 @@ export const NEST_VARIANTS: readonly NestVariant[] = [
   'HTTP @LockRoute',
 ];
 
-/** Sequential calls of one variant: calls per second. */
-export async function nestRound(bench: NestBench, variant: NestVariant, ops: number): Promise<number> {
+/** One round of one variant: calls per second (wall clock), and this process's CPU time per call. */
+export interface NestRound {
+  readonly rate: number;
+  /** User + system CPU µs of this process per call: the work, without the waits (steadier on a loaded machine). */
+  readonly cpuUs: number;
+}
+
+/** Sequential calls of one variant. */
+export async function nestRound(bench: NestBench, variant: NestVariant, ops: number): Promise<NestRound> {
+  const cpu = process.cpuUsage();
   const start = performance.now();
   for (let i = 0; i < ops; i++) {
     switch (variant) {
@@ -139,7 +147,9 @@ export async function nestRound(bench: NestBench, variant: NestVariant, ops: num
         break;
     }
   }
-  return (ops * 1000) / (performance.now() - start);
+  const elapsed = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { rate: (ops * 1000) / elapsed, cpuUs: (used.user + used.system) / ops };
 }
 
 export async function stopNest(bench: NestBench): Promise<void> {

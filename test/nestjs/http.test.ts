@@ -17,7 +17,7 @@ import {
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiOperation, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
-import { currentLock, LockRoute, RedlockExceptionFilter, RedlockModule, WithLock } from '@redlock-nest/nestjs';
+import { currentLock, LockRoute, RedlockExceptionFilter, RedlockModule, RedlockService, WithLock } from '@redlock-nest/nestjs';
 import { StaleFencingTokenError } from '@redlock-nest/core';
 import type { Redis } from 'ioredis';
 import { request as httpRequest } from 'node:http';
@@ -233,6 +233,39 @@ describe.each(adapters)('HTTP (%s)', (name, makeAdapter) => {
     gates.open(id);
     expect((await first).status).toBe(200);
     expect((await queued).status).toBe(200);
+  });
+
+  it('stops waiting for the lock when the client of a queued request leaves: it never takes the lock', async () => {
+    const id = unique(name);
+    const resource = `order:${id}`;
+    const redlock = app.get(RedlockService).redlock;
+    const seen: string[] = [];
+    const off = (['wait', 'acquired', 'failure'] as const).map((event) =>
+      redlock.on(event, (e) => {
+        if (e.resources.includes(resource)) seen.push(event);
+      }),
+    );
+    try {
+      gates.hold(id);
+      const first = request(base)
+        .post(`/orders/${id}/pay`)
+        .then((r) => r);
+      await gates.entered(id);
+      seen.length = 0; // the holder's own events
+      const req = httpRequest(`${base}/orders/${id}/queue`, { method: 'POST' });
+      req.on('error', () => undefined);
+      req.end();
+      await until(() => seen.includes('wait'), 'the queued request waits');
+      req.destroy();
+      // The guard's wait ends when the client leaves, not when the holder releases.
+      await until(() => seen.includes('failure'), 'the queued request stopped waiting');
+      gates.open(id);
+      expect((await first).status).toBe(200);
+      await until(async () => await free(resource), 'the holder released');
+      expect(seen).not.toContain('acquired');
+    } finally {
+      for (const stop of off) stop();
+    }
   });
 
   it('tells the handler through currentLock().signal when its lock is lost', async () => {

@@ -6,10 +6,14 @@ import type { INestApplication } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { Redlock } from '@redlock-nest/core';
+import { primitiveOf } from '@redlock-nest/core';
+import { currentLock } from '@redlock-nest/nestjs';
 import Database from 'better-sqlite3';
 import request from 'supertest';
+import { CatalogStore } from '../../sample-app/src/catalog/catalog.store.js';
 import type { LedgerReport } from '../../sample-app/src/orders/order.types.js';
 import { RedisCluster } from '../harness/redis-server.js';
+import { directClient, until } from '../nestjs/helpers.js';
 
 // The job's schedule is read when its class loads: registered but never started by the
 // clock here; the test fires its ticks itself. Hence the dynamic imports below.
@@ -20,6 +24,9 @@ const { loadConfig } = await import('../../sample-app/src/app/app-config.js');
 const { LedgerReconciler } = await import('../../sample-app/src/jobs/ledger-reconciler.js');
 const { OrdersRepository } = await import('../../sample-app/src/orders/orders.repository.js');
 const { PaymentsService } = await import('../../sample-app/src/payments/payments.service.js');
+const { AppConfig } = await import('../../sample-app/src/app/app-config.js');
+const { LedgerExporter } = await import('../../sample-app/src/exports/ledger-exporter.js');
+const { EXPORT_PERMITS } = await import('../../sample-app/src/exports/exports.service.js');
 
 /** A reconciler that signals when it starts and finishes only when the test says so. */
 class GatedReconciler {
@@ -42,6 +49,66 @@ class GatedReconciler {
   }
 }
 
+/** Holds calls while closed; counts who is inside. Shared by both instances (one process). */
+class Gate {
+  inside = 0;
+  maxInside = 0;
+  private closed = false;
+  private opened: Promise<void> = Promise.resolve();
+  private open_: () => void = () => undefined;
+  close(): void {
+    this.closed = true;
+    this.opened = new Promise<void>((resolve) => (this.open_ = resolve));
+  }
+  open(): void {
+    this.closed = false;
+    this.open_();
+  }
+  async pass<T>(work: () => Promise<T>): Promise<T> {
+    this.inside++;
+    this.maxInside = Math.max(this.maxInside, this.inside);
+    try {
+      while (this.closed) await this.opened;
+      return await work();
+    } finally {
+      this.inside--;
+    }
+  }
+}
+
+/**
+ * The real catalog store, with each call held at a gate and checked against the lock it runs
+ * under: a call under the write lock with anyone else inside, or a read while a writer is
+ * inside, is an overlap.
+ */
+const catalogGate = new Gate();
+const catalogInside = { read: 0, write: 0, maxRead: 0, overlaps: 0 };
+class GatedCatalogStore extends CatalogStore {
+  private async probe<T>(sku: string, work: () => Promise<T>): Promise<T> {
+    const mode = primitiveOf(currentLock(`catalog:${sku}`)!) === 'write' ? 'write' : 'read';
+    catalogInside[mode]++;
+    catalogInside.maxRead = Math.max(catalogInside.maxRead, catalogInside.read);
+    if (catalogInside.write > 1 || (catalogInside.write > 0 && catalogInside.read > 0)) catalogInside.overlaps++;
+    try {
+      return await catalogGate.pass(work);
+    } finally {
+      catalogInside[mode]--;
+    }
+  }
+  override read(sku: string) {
+    return this.probe(sku, () => super.read(sku));
+  }
+  override write(sku: string, priceCents: number, version: number, by: string) {
+    return this.probe(sku, () => super.write(sku, priceCents, version, by));
+  }
+}
+
+/** The real exporter, held at a gate: `exportGate.maxInside` is how many exports ran at once. */
+const exportGate = new Gate();
+const gatedExporter = (exporter: InstanceType<typeof LedgerExporter>) => ({
+  render: (tenantId: string) => exportGate.pass(() => exporter.render(tenantId)),
+});
+
 describe('sample app: two instances, one orders database, three Redis nodes', () => {
   let cluster: RedisCluster;
   let dir: string;
@@ -61,6 +128,13 @@ describe('sample app: two instances, one orders database, three Redis nodes', ()
     const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] })
       .overrideProvider(LedgerReconciler)
       .useValue(reconciler)
+      .overrideProvider(CatalogStore)
+      .useFactory({ factory: (c: InstanceType<typeof AppConfig>) => new GatedCatalogStore(c.ordersDb), inject: [AppConfig] })
+      .overrideProvider(LedgerExporter)
+      .useFactory({
+        factory: (orders: InstanceType<typeof OrdersRepository>) => gatedExporter(new LedgerExporter(orders)),
+        inject: [OrdersRepository],
+      })
       .compile();
     const app = moduleRef.createNestApplication({ logger: ['error'] });
     await app.init();
@@ -185,6 +259,95 @@ describe('sample app: two instances, one orders database, three Redis nodes', ()
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ statusCode: 409, error: 'StaleFencingToken', resources: ['order:7'] });
     expect((await http(0).get('/orders/7')).body).toMatchObject({ status: 'open', payments: [] });
+  });
+
+  /** This instance's lock events of one kind on one resource. */
+  async function events(i: number, event: string, resource: string): Promise<number> {
+    const all = (await http(i).get('/locks/events')).body as Array<{ event: string; resources: string[] }>;
+    return all.filter((e) => e.event === event && e.resources.includes(resource)).length;
+  }
+
+  it('lets catalog readers in together on both instances, and runs a price change alone (read-write lock)', async () => {
+    catalogGate.close();
+    // Two reads, one per instance, both inside the store at once under the read lock.
+    const readers = [http(0).get('/catalog/sku-3'), http(1).get('/catalog/sku-3')].map((r) => r.then((res) => res));
+    await until(() => catalogInside.read === 2, 'both readers are inside');
+    // A price change waits for them...
+    const writer = http(0)
+      .put('/catalog/sku-3/price')
+      .send({ priceCents: 4_242 })
+      .then((res) => res);
+    await until(async () => (await events(0, 'wait', 'catalog:sku-3')) > 0, 'the writer waits');
+    // ...and, waiting, keeps a new reader out (a stream of reads cannot starve it).
+    const waitsBefore = await events(1, 'wait', 'catalog:sku-3');
+    const late = http(1)
+      .get('/catalog/sku-3')
+      .then((res) => res);
+    await until(async () => (await events(1, 'wait', 'catalog:sku-3')) > waitsBefore, 'the late reader waits');
+    expect(catalogInside).toMatchObject({ read: 2, write: 0 });
+    catalogGate.open();
+
+    for (const r of await Promise.all(readers)) expect(r.body).toMatchObject({ sku: 'sku-3', version: 1 });
+    const written = await writer;
+    expect(written.status).toBe(200);
+    expect(written.body).toMatchObject({ sku: 'sku-3', priceCents: 4_242, version: 2, history: [{ version: 1 }, { version: 2, by: 'a' }] });
+    // The late reader ran after the writer: it sees the new price with its history row.
+    expect((await late).body).toMatchObject({ priceCents: 4_242, version: 2, history: [{}, { priceCents: 4_242 }] });
+    expect(catalogInside).toMatchObject({ maxRead: 2, overlaps: 0 });
+  });
+
+  it(`runs at most ${EXPORT_PERMITS} exports of a tenant at once across instances (semaphore); the next gets 409 with Retry-After`, async () => {
+    exportGate.close();
+    const running = [http(0).get('/tenants/acme/orders.csv'), http(1).get('/tenants/acme/orders.csv')].map((r) => r.then((res) => res));
+    await until(() => exportGate.inside === EXPORT_PERMITS, 'two exports run');
+    for (const i of [0, 1]) {
+      const busy = await http(i).get('/tenants/acme/orders.csv');
+      expect(busy.status).toBe(409);
+      expect(Number(busy.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(busy.body).toMatchObject({ error: 'Conflict', resources: ['export:acme'] });
+    }
+    // Another tenant has its own permits.
+    const other = http(1)
+      .get('/tenants/globex/orders.csv')
+      .then((res) => res);
+    await until(() => exportGate.inside === EXPORT_PERMITS + 1, "the other tenant's export runs");
+    exportGate.open();
+    for (const r of [...(await Promise.all(running)), await other]) {
+      expect(r.status).toBe(200);
+      expect(r.headers['content-type']).toMatch(/text\/csv/);
+      expect(r.text.split('\n')[0]).toBe('tenant,order,amount_cents,status,paid_by');
+    }
+    expect(exportGate.maxInside).toBe(EXPORT_PERMITS + 1);
+    // The permits are back: the next export runs.
+    expect((await http(0).get('/tenants/acme/orders.csv')).status).toBe(200);
+  });
+
+  it('runs batch jobs of a queue one at a time in order of arrival, whichever instance took them (fair lock)', async () => {
+    // Plain clients that look at the queue on the nodes behind the library's back.
+    const direct = cluster.urls.map(directClient);
+    const queued = (count: number) =>
+      until(
+        async () => (await Promise.all(direct.map((c) => c.zcard('redlock:fair-queue:batch:nightly')))).every((n) => n === count),
+        `${count} jobs queued`,
+      );
+    const held = await outsider.acquire('batch:nightly', 20_000, { fair: true });
+    const calls: Array<Promise<unknown>> = [];
+    try {
+      for (const [i, job] of ['j1', 'j2', 'j3', 'j4'].entries()) {
+        calls.push(
+          http(i % 2)
+            .post(`/batches/nightly/${job}`)
+            .then((res) => expect(res.status).toBe(201)),
+        );
+        await queued(i + 1);
+      }
+    } finally {
+      for (const c of direct) c.disconnect();
+      await held.release();
+    }
+    await Promise.all(calls);
+    const runs = (await http(0).get('/batches/nightly')).body as Array<{ job: string; instance: string }>;
+    expect(runs.map((r) => `${r.job}@${r.instance}`)).toEqual(['j1@a', 'j2@b', 'j3@a', 'j4@b']);
   });
 
   it('reports the lock nodes on the terminus /health and keeps paying with a quorum after a node dies', async () => {

@@ -21,8 +21,7 @@ export function onResponseClose(response: unknown, listener: () => void): () => 
     queueMicrotask(listener);
     return () => undefined;
   }
-  raw.once('close', listener);
-  return () => raw.off('close', listener);
+  return watchOf(raw).add(false, listener);
 }
 
 /**
@@ -35,17 +34,52 @@ export function onResponseDone(response: unknown, listener: () => void): () => v
     queueMicrotask(listener);
     return () => undefined;
   }
-  const done = (): void => {
-    stop();
-    listener();
-  };
-  const stop = (): void => {
-    raw.off('finish', done);
-    raw.off('close', done);
-  };
-  raw.once('finish', done);
-  raw.once('close', done);
-  return stop;
+  return watchOf(raw).add(true, listener);
+}
+
+/**
+ * This package's listeners on one response. A locked request watches its response up to three
+ * times (the guard's wait, the hold before the handler starts, the interceptor after it); one
+ * 'finish' and one 'close' listener per response serve them all, and stopping a watch only
+ * forgets its entry, instead of adding and removing emitter listeners each time on every request.
+ * The entries live as long as the response.
+ */
+class ResponseWatch {
+  /** In the order they were added; a fired or stopped entry is cleared. */
+  private readonly entries: Array<{ readonly onFinish: boolean; readonly listener: () => void } | undefined> = [];
+
+  constructor(raw: ServerResponse) {
+    raw.once('finish', () => this.fire(true));
+    raw.once('close', () => this.fire(false));
+  }
+
+  /** `onFinish`: also fire on 'finish' (else on 'close' only). Returns the stopper. */
+  add(onFinish: boolean, listener: () => void): () => void {
+    const i = this.entries.push({ onFinish, listener }) - 1;
+    return () => {
+      this.entries[i] = undefined;
+    };
+  }
+
+  private fire(finish: boolean): void {
+    for (let i = 0; i < this.entries.length; i++) {
+      const entry = this.entries[i];
+      if (!entry || (finish && !entry.onFinish)) continue;
+      this.entries[i] = undefined;
+      entry.listener();
+    }
+  }
+}
+
+const watches = new WeakMap<ServerResponse, ResponseWatch>();
+
+function watchOf(raw: ServerResponse): ResponseWatch {
+  let watch = watches.get(raw);
+  if (!watch) {
+    watch = new ResponseWatch(raw);
+    watches.set(raw, watch);
+  }
+  return watch;
 }
 
 /** True once something started writing the response (headers sent, or the body ended). */

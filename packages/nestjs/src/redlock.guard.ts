@@ -14,18 +14,46 @@ import { findAppLockServices } from './lock-service-bindings.js';
 import { RouteLockHold } from './route-lock.hold.js';
 import type { WithLockDefinition } from './with-lock.decorator.js';
 
-/** A `@WithLock` key compiled against the request, once per definition; `null`: it is a function of the arguments. */
-const withLockRouteKeys = new WeakMap<WithLockDefinition, ReturnType<typeof compileRouteKey> | null>();
-
-/** What the guard acquires for one request. */
-interface RouteLockPlan {
-  readonly resources: readonly string[];
+/**
+ * How the guard locks for one handler's definition: everything but the resources, derived once per
+ * definition (definitions are immutable) instead of on every request.
+ */
+interface LockPlanTemplate {
   readonly ttl: number | undefined;
   readonly using: UsingOptions;
   readonly lockedStatus: LockedStatus | undefined;
   /** `@WithLock(…, { onLocked: 'skip' })`: when contended, let the method wrapper skip the call. */
   readonly skipWhenLocked: boolean;
+  /**
+   * Whether the acquisition may wait for a held lock. Only then can the client leave during it, so
+   * only then is the response watched to stop the wait (an AbortController and a listener per request
+   * otherwise spent for nothing: a single attempt is not interrupted, and a hold whose client left
+   * before the handler started is released unused by RouteLockHold either way).
+   */
+  readonly mayWait: boolean;
 }
+
+/** What the guard acquires for one request. */
+interface RouteLockPlan extends LockPlanTemplate {
+  readonly resources: readonly string[];
+}
+
+function planTemplate(options: LockCallOptions, lockedStatus: LockedStatus | undefined, skipWhenLocked: boolean): LockPlanTemplate {
+  const using = Object.freeze(toUsingOptions(options));
+  return { ttl: options.ttl, using, lockedStatus, skipWhenLocked, mayWait: using.retry !== false };
+}
+
+/** The plan template of each `@LockRoute` definition, made at its first request. */
+const lockRouteTemplates = new WeakMap<LockRouteDefinition, LockPlanTemplate>();
+
+/**
+ * A `@WithLock` key compiled against the request with its plan template, once per definition;
+ * `null`: the key is a function of the arguments (the method locks by itself).
+ */
+const withLockRoutePlans = new WeakMap<
+  WithLockDefinition,
+  { readonly resolve: ReturnType<typeof compileRouteKey>; readonly template: LockPlanTemplate } | null
+>();
 
 /**
  * Acquires a route handler's lock before the handler (and its pipes) run, or rejects fast:
@@ -75,8 +103,9 @@ export class RedlockGuard implements CanActivate {
     if (RouteLockHold.of(request)) return true; // already locked for this request (guard applied twice)
     const plan = route ? this.planLockRoute(route, request, context) : this.planWithLock(request, context);
     if (!plan) return true;
-    const hold = await this.acquire(plan, context);
-    if (hold) RouteLockHold.attach(request, http.getResponse<unknown>(), hold);
+    const response = http.getResponse<unknown>();
+    const hold = await this.acquire(plan, context, response);
+    if (hold) RouteLockHold.attach(request, response, hold);
     return true;
   }
 
@@ -124,61 +153,58 @@ export class RedlockGuard implements CanActivate {
   }
 
   private planLockRoute(route: LockRouteDefinition, request: object, context: ExecutionContext): RouteLockPlan {
-    return {
-      resources: this.resolveResources(route, request, context),
-      ttl: route.options.ttl,
-      using: toUsingOptions({ ...route.options, wait: route.options.wait ?? false }),
-      lockedStatus: route.options.lockedStatus,
-      skipWhenLocked: false,
-    };
+    let template = lockRouteTemplates.get(route);
+    if (!template) {
+      template = planTemplate({ ...route.options, wait: route.options.wait ?? false }, route.options.lockedStatus, false);
+      lockRouteTemplates.set(route, template);
+    }
+    return { ...template, resources: this.resolveResources(route, request, context) };
   }
 
   /** A `@WithLock` handler: locked here when its key resolves from the request, else left to the method. */
   private planWithLock(request: object, context: ExecutionContext): RouteLockPlan | undefined {
     const definition = this.withLockDefinition(context);
     if (!definition) return undefined;
-    let resolve = withLockRouteKeys.get(definition);
-    if (resolve === undefined) {
+    let known = withLockRoutePlans.get(definition);
+    if (known === undefined) {
       const where = `@WithLock on ${context.getClass().name}.${context.getHandler().name}`;
-      resolve = typeof definition.key === 'function' ? null : compileRouteKey(definition.key, where);
-      withLockRouteKeys.set(definition, resolve);
+      const options: LockCallOptions = definition.options;
+      known =
+        typeof definition.key === 'function'
+          ? null
+          : { resolve: compileRouteKey(definition.key, where), template: planTemplate(options, undefined, options.onLocked === 'skip') };
+      withLockRoutePlans.set(definition, known);
     }
-    if (!resolve) return undefined;
+    if (!known) return undefined;
     let resources: string[];
     try {
-      resources = resolve(request, context);
+      resources = known.resolve(request, context);
     } catch (err) {
       // Named after a method argument the request does not carry (`<dto.id>`): the method locks it.
       if (err instanceof LockKeyError) return undefined;
       throw err;
     }
-    const options: LockCallOptions = definition.options;
-    return {
-      resources,
-      ttl: options.ttl,
-      using: toUsingOptions(options),
-      lockedStatus: undefined,
-      skipWhenLocked: options.onLocked === 'skip',
-    };
+    return { ...known.template, resources };
   }
 
   /** Acquires the plan's lock; undefined when contended on a skip-when-locked method (it skips itself). */
-  private async acquire(plan: RouteLockPlan, context: ExecutionContext): Promise<RouteLockHold | undefined> {
+  private async acquire(plan: RouteLockPlan, context: ExecutionContext, response: unknown): Promise<RouteLockHold | undefined> {
     const service = this.lockService(context);
-    const response = context.switchToHttp().getResponse<unknown>();
-    // A client that gives up while we wait for the lock stops the wait.
-    const abort = new AbortController();
-    const stopWatching = onResponseClose(response, () => abort.abort(new Error('client closed the request')));
+    let stopWatching: (() => void) | undefined;
+    let using = plan.using;
+    if (plan.mayWait) {
+      // A client that gives up while we wait for the lock stops the wait.
+      const abort = new AbortController();
+      stopWatching = onResponseClose(response, () => abort.abort(new Error('client closed the request')));
+      using = { ...using, signal: abort.signal };
+    }
     try {
-      return await RouteLockHold.acquire(service.redlock, plan.resources, plan.ttl ?? service.options.ttl, {
-        ...plan.using,
-        signal: abort.signal,
-      });
+      return await RouteLockHold.acquire(service.redlock, plan.resources, plan.ttl ?? service.options.ttl, using);
     } catch (err) {
       if (plan.skipWhenLocked && err instanceof LockNotAcquiredError) return undefined;
       throw this.toHttpException(err, plan.lockedStatus ?? service.options.lockedStatus, response);
     } finally {
-      stopWatching();
+      stopWatching?.();
     }
   }
 }

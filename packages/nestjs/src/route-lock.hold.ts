@@ -33,6 +33,8 @@ const holds = new WeakMap<object, RouteLockHold>();
 export class RouteLockHold {
   private current: RouteLockHoldState = 'held';
   private stopWatchingResponse: () => void = () => undefined;
+  /** `settled` without its rejection, made once: release() is called more than once per request. */
+  private quietlySettled: Promise<void> | undefined;
 
   private constructor(
     readonly lock: Lock,
@@ -124,7 +126,7 @@ export class RouteLockHold {
     if (this.current !== 'lost') this.current = 'released';
     this.stopWatchingResponse();
     this.finish();
-    return this.settled.catch(() => undefined);
+    return (this.quietlySettled ??= this.settled.catch(() => undefined));
   }
 
   /**
@@ -142,7 +144,9 @@ export class RouteLockHold {
 
   /** Still valid; an expired or taken-over hold whose handler has not started becomes `lost`. */
   private valid(): boolean {
-    if (this.lock.remainingMs > 0 && !this.lock.signal.aborted) return true;
+    // remainingMs is 0 once the lock was released or lost (its signal aborts only then), so it
+    // covers both without reading `lock.signal`, which would create the lock's AbortController.
+    if (this.lock.remainingMs > 0) return true;
     this.lost();
     return false;
   }

@@ -30,8 +30,21 @@ function isStreamingValue(value: unknown): boolean {
  */
 export function streamsAfterHandler(context: ExecutionContext): boolean {
   const handler = context.getHandler();
-  if (Reflect.getMetadata(SSE_METADATA, handler) !== undefined) return true;
   const host = context.getClass();
+  // Route metadata is fixed once the app is up: read it at the handler's first request only.
+  const known = streamingRoutes.get(handler);
+  if (known?.host === host) return known.streams;
+  const streams = readStreamsAfterHandler(handler, host);
+  streamingRoutes.set(handler, { host, streams });
+  return streams;
+}
+
+/** {@link streamsAfterHandler} of each handler, with the controller class it was read for (a subclass may inherit the handler). */
+const streamingRoutes = new WeakMap<object, { readonly host: object; readonly streams: boolean }>();
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- Nest's handler and class types
+function readStreamsAfterHandler(handler: Function, host: Function): boolean {
+  if (Reflect.getMetadata(SSE_METADATA, handler) !== undefined) return true;
   const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, host, handler.name) ?? {}) as Record<string, unknown>;
   const takesResponse = Object.keys(args).some((key) => {
     const type = Number(key.split(':')[0]) as RouteParamtypes;

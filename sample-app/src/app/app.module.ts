@@ -2,6 +2,9 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { RedlockModule } from '@redlock-nest/nestjs';
+import { BatchesModule } from '../batches/batches.module.js';
+import { CatalogModule } from '../catalog/catalog.module.js';
+import { ExportsModule } from '../exports/exports.module.js';
 import { HealthModule } from '../health/health.module.js';
 import { JobsModule } from '../jobs/jobs.module.js';
 import { LockEventsModule } from '../lock-events/lock-events.module.js';
@@ -34,6 +37,9 @@ export class AppModule {
         ScheduleModule.forRoot(),
         OrdersHttpModule.forConfig(config),
         JobsModule,
+        CatalogModule,
+        ExportsModule,
+        BatchesModule,
         HealthModule,
         LockEventsModule,
       ],

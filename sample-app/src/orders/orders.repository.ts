@@ -97,6 +97,15 @@ export class OrdersRepository {
     return row && toOrder(row);
   }
 
+  /** Every order, by id (what the CSV export writes). */
+  list(): Order[] {
+    const rows = this.db
+      .prepare('SELECT id, amount_cents, status, paid_by, fence FROM orders ORDER BY id')
+      .safeIntegers(true)
+      .all() as OrderRow[];
+    return rows.map(toOrder);
+  }
+
   /**
    * Captures the payment of an order: marks it paid and appends the ledger row, in one
    * transaction. With a token the write is fenced; without (locks off) it is blind.
