@@ -315,7 +315,7 @@ export class Redlock extends RedlockEmitter {
    * Checks what can silently break locks, per node: reachability, role, duplicate servers,
    * latency, clock rate skew, persistence, eviction policy and ACL permissions. Each
    * finding is ok, warn or error with a one-line fix; `report.ok` is false on any error.
-   * Writes only throw-away keys (`<prefix>lock:redlock-check:*`, deleted again).
+   * Writes only throw-away keys (`<prefix>lock:redlock-check:*`, hash-tagged on cluster nodes, deleted again).
    *
    * @example
    * ```ts
