@@ -5,13 +5,20 @@
  * logical keyspace; keys are hash-tagged so a resource's keys share a slot (hash-slot.ts).
  */
 import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
-import { clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
+import { clusterLabel, clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
 import { keyNames, slotGroups, type KeyNames } from './hash-slot.js';
-import { toClient, type ClientHandle, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
+import type { ClusterNodeClient } from './node-client.js';
+import {
+  isNodeRedisCluster,
+  NodeRedisClusterAdapter,
+  nodeRedisClusterWarning,
+  type NodeRedisClusterLike,
+} from './node-redis-cluster-client.js';
+import { backstopTimeoutMs, toClient, type ClientHandle, type RedisNodeInput } from './redis-client.js';
 
 /** Options every cluster this library creates gets, so a dead master fails fast (see failFastOptions). */
 function clusterOptions(given: ClusterOptions | undefined, nodeTimeoutMs: number): ClusterOptions {
-  const timeout = Math.max(1_000, nodeTimeoutMs * 2);
+  const timeout = backstopTimeoutMs(nodeTimeoutMs);
   return {
     ...given,
     lazyConnect: true,
@@ -40,7 +47,7 @@ function clusterOptions(given: ClusterOptions | undefined, nodeTimeoutMs: number
  * of their key's slot; `replicaAcks` sends `WAIT` to that same master on the connection the
  * lock command used (WAIT counts the writes of its own connection).
  */
-export class ClusterClient implements RedisClientLike {
+export class ClusterClient implements ClusterNodeClient {
   readonly isClusterClient = true;
 
   constructor(
@@ -213,9 +220,9 @@ export class ShardedNoticeClient {
   }
 }
 
-/** Whether a lock node's client is a Redis Cluster. */
-export function isClusterClient(client: unknown): client is ClusterClient {
-  return client instanceof ClusterClient;
+/** Whether a lock node's client is a Redis Cluster (ioredis' or node-redis' adapter). */
+export function isClusterClient(client: unknown): client is ClusterNodeClient {
+  return typeof client === 'object' && client !== null && (client as { isClusterClient?: unknown }).isClusterClient === true;
 }
 
 /** Turns a cluster entry of `nodes[]` into a lock node's client. */
@@ -235,12 +242,6 @@ export function toClusterClient(
   return { client: new ClusterClient(cluster, warn), owned: true, label: clusterLabel(clusterStartupNodes(given), index) };
 }
 
-function clusterLabel(nodes: readonly string[], index: number): string {
-  const first = nodes[0];
-  if (!first) return `cluster${index}`;
-  return nodes.length > 1 ? `cluster ${first} (+${nodes.length - 1} more)` : `cluster ${first}`;
-}
-
 /** The key names of a Redlock over `nodes`: hash-tagged when any is a Redis Cluster (see hash-slot.ts). */
 export function keyNamesFor(keyPrefix: string, nodes: ReadonlyArray<{ readonly client: unknown }>): KeyNames {
   return keyNames(
@@ -251,8 +252,22 @@ export function keyNamesFor(keyPrefix: string, nodes: ReadonlyArray<{ readonly c
 
 export type { KeyNames };
 
+/** A node-redis cluster passed in (the caller closes it), behind its adapter. */
+function toNodeRedisClusterClient(
+  cluster: NodeRedisClusterLike,
+  index: number,
+  nodeTimeoutMs: number,
+  warn: (message: string) => void,
+): ClientHandle {
+  const label = clusterLabel(clusterStartupNodes(cluster), index);
+  const warning = nodeRedisClusterWarning(cluster, label);
+  if (warning) warn(warning);
+  return { client: new NodeRedisClusterAdapter(cluster, backstopTimeoutMs(nodeTimeoutMs)), owned: false, label };
+}
+
 /** Turns one `nodes[]` entry, cluster or not, into a lock node's client. */
 export function nodeHandle(input: unknown, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {
+  if (isNodeRedisCluster(input)) return toNodeRedisClusterClient(input, index, nodeTimeoutMs, warn);
   return isClusterInput(input)
     ? toClusterClient(input, index, nodeTimeoutMs, warn)
     : toClient(input as RedisNodeInput, index, nodeTimeoutMs, warn);
