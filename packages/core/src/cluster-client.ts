@@ -6,7 +6,7 @@
  */
 import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
 import { clusterLabel, clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
-import { keyNames, slotGroups, type KeyNames } from './hash-slot.js';
+import { hashSlot, keyNames, slotGroups, type KeyNames } from './hash-slot.js';
 import type { ClusterNodeClient } from './node-client.js';
 import {
   isNodeRedisCluster,
@@ -100,6 +100,11 @@ export class ClusterClient implements ClusterNodeClient {
     const err = replies?.[1]?.[0] ?? replies?.[0]?.[0];
     if (err) throw err;
     return Number(acks);
+  }
+
+  /** The master of `key`'s slot in ioredis' slot map (its first node). */
+  masterOf(key: string): string | undefined {
+    return this.cluster.slots[hashSlot(key)]?.[0];
   }
 
   /** The ids of every server of the cluster (masters and replicas), from `CLUSTER NODES`. */

@@ -111,4 +111,9 @@ export interface ClusterNodeClient extends NodeClient {
   replicaAcks(key: string, replicas: number, timeoutMs: number): Promise<number>;
   /** The ids of every server of the cluster (masters and replicas), from `CLUSTER NODES`. */
   memberIds(): Promise<string[]>;
+  /**
+   * The master serving `key`'s slot in the client's slot map (`host:port`), undefined when not
+   * known: grants to one master in one tick are then confirmed by one WAIT.
+   */
+  masterOf?(key: string): string | undefined;
 }

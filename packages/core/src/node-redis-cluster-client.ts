@@ -16,7 +16,7 @@
  * CLUSTERDOWN), as ioredis' Cluster does.
  */
 import { EventEmitter } from 'node:events';
-import { slotGroups } from './hash-slot.js';
+import { hashSlot, slotGroups } from './hash-slot.js';
 import type { ClusterNodeClient, SubscriberClient } from './node-client.js';
 
 /** A listener of node-redis' pub/sub: message first, then channel. */
@@ -40,6 +40,8 @@ export interface NodeRedisClusterLike {
   sUnsubscribe(channels: string | string[], listener?: NodeRedisListener): Promise<unknown>;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   readonly masters: ReadonlyArray<{ readonly client?: { readonly isReady?: boolean } | undefined }>;
+  /** The shard of each slot, once discovered. */
+  readonly slots: ReadonlyArray<{ readonly master?: { readonly address?: string } } | undefined>;
   readonly _options: {
     readonly rootNodes: readonly NodeRedisRootNode[];
     readonly defaults?: { readonly disableOfflineQueue?: boolean };
@@ -274,6 +276,11 @@ export class NodeRedisClusterAdapter extends ClusterForwarder implements Cluster
    */
   replicaAcks(key: string, replicas: number, timeoutMs: number): Promise<number> {
     return this.send(key, ['WAIT', String(replicas), String(timeoutMs)]).then(Number);
+  }
+
+  /** The master of `key`'s slot in node-redis' slot map. */
+  masterOf(key: string): string | undefined {
+    return this.raw.slots[hashSlot(key)]?.master?.address;
   }
 
   /** The ids of every server of the cluster (masters and replicas), from `CLUSTER NODES`. */
