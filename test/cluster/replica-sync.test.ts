@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import type { Lock } from '@redlock-nest/core';
 import { CLIENT_KINDS } from '../core/helpers.js';
 import type { RedisServer } from '../harness/redis-server.js';
-import { uniqueResource } from '../harness/test-utils.js';
+import { uniqueResource, until } from '../harness/test-utils.js';
 import { useClusterFixture } from './helpers.js';
 
 const BURST = 1_000;
@@ -33,7 +33,13 @@ describe.each(CLIENT_KINDS)('replicaSync on a Redis Cluster (%s)', (client) => {
 
   it(`confirms ${BURST} grants issued in one tick with a few WAITs per master, and each confirmed grant is on a replica`, async () => {
     const redlock = fx.redlock({ onWarning: () => {}, replicaSync: { replicas: 1, timeoutMs: 200 } });
-    await (await redlock.acquire(uniqueResource('warm'), 5_000)).release();
+    // A fresh cluster: a replica's link is up before its first acknowledgement of the offset.
+    const confirmed = (): Promise<boolean> =>
+      redlock.acquire(uniqueResource('warm'), 5_000, { retry: false }).then(
+        (lock) => lock.release().then(() => true),
+        () => false,
+      );
+    await until(confirmed, 'a grant is confirmed by a replica');
     const masters = await fx.cluster.masters();
     await Promise.all(masters.map((m) => onServer(m, 'CONFIG', 'RESETSTAT')));
     const prefix = uniqueResource('burst');

@@ -7,7 +7,7 @@
 import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
 import { clusterLabel, clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
 import { hashSlot, keyNames, slotGroups, type KeyNames } from './hash-slot.js';
-import type { ClusterNodeClient } from './node-client.js';
+import type { ClusterNodeClient, NodeClientStream } from './node-client.js';
 import {
   isNodeRedisCluster,
   NodeRedisClusterAdapter,
@@ -49,6 +49,27 @@ function clusterOptions(given: ClusterOptions | undefined, nodeTimeoutMs: number
  */
 export class ClusterClient implements ClusterNodeClient {
   readonly isClusterClient = true;
+  /** The master sockets corked by the current tick (see `stream`). */
+  private corkedSockets: Array<{ cork(): void; uncork(): void }> = [];
+
+  /**
+   * The masters' sockets, corked and uncorked together: LockNode holds a tick's writes back
+   * (corkForTick), so a tick's commands leave in one write per master, as on a plain node.
+   * ioredis routes a command to its master's socket synchronously once the cluster is ready.
+   * Exactly the sockets corked are uncorked (a connection made during the tick is not corked).
+   */
+  readonly stream: NodeClientStream = {
+    cork: () => {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- typed as always there, but unset until that connection's first connect
+      this.corkedSockets = this.cluster.nodes('master').flatMap((node) => (node.stream ? [node.stream] : []));
+      for (const socket of this.corkedSockets) socket.cork();
+    },
+    uncork: () => {
+      const sockets = this.corkedSockets;
+      this.corkedSockets = [];
+      for (const socket of sockets) socket.uncork();
+    },
+  };
 
   constructor(
     readonly cluster: Cluster,

@@ -62,7 +62,10 @@ export class RedisClusterMode {
     const cluster = new RedisClusterMode(group, nodeTimeoutMs);
     if (masters === 1) {
       try {
-        await cliCommand(group.servers[0]!.port, 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+        const port = group.servers[0]!.port;
+        // Alone, a server never learns its own address from a peer: CLUSTER SLOTS would name it "".
+        await cliCommand(port, 'CONFIG', 'SET', 'cluster-announce-ip', '127.0.0.1');
+        await cliCommand(port, 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
         await cluster.waitHealthy();
       } catch (err) {
         await group.stop();
