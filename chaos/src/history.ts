@@ -107,10 +107,22 @@ export type FaultKind =
   /** Overload: many waiters on one key in one worker (nodes healthy). */
   | 'waiter-storm'
   /** Overload: thousands of distinct-key acquisitions issued in one tick by one worker (nodes healthy). */
-  | 'burst';
+  | 'burst'
+  /**
+   * Redis Cluster runs (`--cluster`, the one lock node is a cluster; target 0): the master of a hot
+   * resource's slot killed (its replica takes over, it comes back as a replica), paused past
+   * `cluster-node-timeout` (failed over while paused, demoted when it resumes), or replaced by its
+   * replica with `CLUSTER FAILOVER`. Each ends once the old master is a synced replica again.
+   */
+  | 'kill-master'
+  | 'pause-master'
+  | 'failover-master';
 
 /** Fault kinds that take lock nodes down or pause them (the others target workers, or none). */
 export const NODE_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>([
+  'kill-master',
+  'pause-master',
+  'failover-master',
   'kill-minority',
   'pause-minority',
   'restart-node',

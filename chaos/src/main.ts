@@ -4,6 +4,8 @@
  *   npm run chaos                     default run (~150 s of workload, ≥ 10,000 cycles)
  *   npm run chaos -- --short          the CI run (~16 s)
  *   npm run chaos -- --soak           1,000,000 acquire/release cycles, heap and handles sampled
+ *   npm run chaos -- --cluster        one Redis Cluster as the lock node (replicaSync), its masters killed,
+ *                                     paused and failed over; add --unsynced to run without replicaSync
  *   options: --duration <s> --workers <n> --nodes <n> --seed <n> --cycles <n> (soak) --out <report.json>
  *            --storm-waiters <n> --burst <n>   overload scenario sizes (0 leaves the scenario out)
  *
@@ -13,7 +15,7 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_CONFIG, SHORT_CONFIG, type ChaosConfig } from './config.js';
+import { clusterRun, DEFAULT_CONFIG, SHORT_CONFIG, type ChaosConfig } from './config.js';
 import { exitCodeWithWarnings, failOnProcessWarnings } from './process-warnings.js';
 import { formatReport } from './report-table.js';
 import { runChaos } from './run-chaos.js';
@@ -22,6 +24,8 @@ const { values } = parseArgs({
   options: {
     short: { type: 'boolean', default: false },
     soak: { type: 'boolean', default: false },
+    cluster: { type: 'boolean', default: false },
+    unsynced: { type: 'boolean', default: false },
     duration: { type: 'string' },
     workers: { type: 'string' },
     nodes: { type: 'string' },
@@ -49,7 +53,8 @@ function size(v: string | undefined, what: string): number | undefined {
 }
 
 async function chaos(): Promise<number> {
-  const base = values.short ? SHORT_CONFIG : DEFAULT_CONFIG;
+  const preset = values.short ? SHORT_CONFIG : DEFAULT_CONFIG;
+  const base = values.cluster ? clusterRun(preset, values.unsynced) : preset;
   const duration = num(values.duration, 'duration');
   const config: ChaosConfig = {
     ...base,
@@ -61,7 +66,7 @@ async function chaos(): Promise<number> {
     burstSize: size(values.burst, 'burst') ?? base.burstSize,
   };
   const runDir = mkdtempSync(join(tmpdir(), 'redlock-chaos-'));
-  console.log(`chaos: ${values.short ? 'short' : 'default'} run, history in ${runDir}`);
+  console.log(`chaos: ${values.short ? 'short' : 'default'}${values.cluster ? ' cluster' : ''} run, history in ${runDir}`);
   const { report } = await runChaos(config, runDir, (line) => console.log(`chaos: ${line}`));
   console.log(formatReport(report));
   if (values.out) copyFileSync(join(runDir, 'report.json'), values.out);

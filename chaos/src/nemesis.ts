@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { RedisCluster } from '../../test/harness/redis-server.js';
+import { CLUSTER_FAULTS, type ClusterFaults } from './cluster-nemesis.js';
 import type { ChaosConfig } from './config.js';
 import type { FaultEvent } from './history.js';
 import type { PlannedFault } from './schedule.js';
@@ -29,12 +30,20 @@ export class Nemesis {
   private scenarios = 0;
 
   constructor(
-    private readonly cluster: RedisCluster,
+    /** The independent lock nodes; undefined in a Redis Cluster run, whose faults `clusterFaults` injects. */
+    private readonly nodes: RedisCluster | undefined,
     private readonly workers: readonly WorkerHandle[],
     private readonly config: ChaosConfig,
     /** The fenced resources, whose counters a restarted node must catch up on. */
     private readonly fencedResources: readonly string[],
+    private readonly clusterFaults?: ClusterFaults,
   ) {}
+
+  /** The independent lock nodes (node faults are planned only when there are some). */
+  private get cluster(): RedisCluster {
+    if (!this.nodes) throw new Error('a node fault was planned in a Redis Cluster run');
+    return this.nodes;
+  }
 
   /** Runs `plan` (times relative to `t0`, a `performance.now()` value) until done or `signal` aborts. */
   async run(plan: readonly PlannedFault[], t0: number, signal: AbortSignal): Promise<void> {
@@ -48,6 +57,11 @@ export class Nemesis {
   private async inject(f: PlannedFault, signal: AbortSignal): Promise<void> {
     if (f.kind === 'rolling-restart') return this.rollingRestart(f.targets, signal);
     if (f.kind === 'waiter-storm' || f.kind === 'burst') return this.overload(f);
+    if (CLUSTER_FAULTS.has(f.kind)) {
+      if (!this.clusterFaults) throw new Error(`${f.kind} was planned in a run without a Redis Cluster`);
+      this.log.push(await this.clusterFaults.inject(f, signal));
+      return;
+    }
     const isNodeFault = f.kind !== 'sigstop-worker' && f.kind !== 'busy-worker';
     const servers = isNodeFault ? f.targets.map((i) => this.cluster.server(i)) : [];
     let start: number;
@@ -91,6 +105,8 @@ export class Nemesis {
         // The worker logs this fault itself, with the exact times of its busy loop.
         await this.workers[f.targets[0]!]!.busy(f.durationMs);
         return;
+      default:
+        throw new Error(`no injection for fault ${f.kind}`);
     }
     this.log.push({ type: 'fault', kind: f.kind, targets: f.targets, start, end: Date.now() });
   }

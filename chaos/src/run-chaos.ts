@@ -2,8 +2,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisFencedStore } from '@redlock-nest/core';
-import { RedisCluster, RedisServer } from '../../test/harness/redis-server.js';
+import { RedisCluster, RedisClusterMode, RedisServer } from '../../test/harness/redis-server.js';
 import { checkHistory, type ChaosReport } from './checker.js';
+import { ClusterFaults } from './cluster-nemesis.js';
 import type { ChaosConfig } from './config.js';
 import { decodeValue, parseHistory, type FinalEvent, type HistoryEvent } from './history.js';
 import { Nemesis } from './nemesis.js';
@@ -35,7 +36,8 @@ async function readFinals(storeUrl: string, resources: readonly string[]): Promi
 
 /**
  * One chaos run: lock nodes with AOF (so a restarted node keeps its keys, as the
- * Redlock spec requires), a separate store node, worker processes cycling on hot
+ * Redlock spec requires) or, with `config.cluster`, one Redis Cluster (3 masters + 3
+ * replicas) as the one lock node; a separate store node, worker processes cycling on hot
  * resources, and the nemesis injecting faults. Then the history is checked.
  */
 export async function runChaos(config: ChaosConfig, runDir: string, log: (line: string) => void): Promise<ChaosRun> {
@@ -44,7 +46,9 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
   // Locked without fencing; never written to the store, so they have no final value.
   const plainResources = Array.from({ length: config.plainResources }, (_, i) => `plain-${i}`);
   const fairResources = Array.from({ length: config.fairResources }, (_, i) => `fair-${i}`);
-  const cluster = await RedisCluster.start(config.nodes, { persistent: true });
+  const clusterMode = config.cluster ? await RedisClusterMode.start({ nodeTimeoutMs: config.clusterNodeTimeoutMs }) : undefined;
+  const cluster = clusterMode ? undefined : await RedisCluster.start(config.nodes, { persistent: true });
+  const lockUrls = clusterMode?.urls ?? cluster!.urls;
   const storeServer = await RedisServer.start();
   const workers: WorkerHandle[] = [];
   const stopNemesis = new AbortController();
@@ -53,7 +57,9 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
       workers.push(
         new WorkerHandle({
           id,
-          lockUrls: cluster.urls,
+          lockUrls,
+          cluster: config.cluster,
+          replicaSync: config.replicaSync,
           storeUrl: storeServer.url,
           resources,
           plainResources,
@@ -73,10 +79,11 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
     await Promise.all(workers.map((w) => w.ready()));
     const plan = planFaults(config);
     log(
-      `${config.workers} workers, ${config.nodes} lock nodes, ${resources.length} hot resources (fenced), ${plainResources.length} plain (${Math.round(config.plainShare * 100)} % of cycles), ${fairResources.length} fair (${Math.round(config.fairShare * 100)} %), ${plan.length} faults over ${config.durationMs / 1000} s`,
+      `${config.workers} workers, ${clusterMode ? `one Redis Cluster (3 masters + 3 replicas${config.replicaSync ? ', replicaSync' : ', no replicaSync'})` : `${config.nodes} lock nodes`}, ${resources.length} hot resources (fenced), ${plainResources.length} plain (${Math.round(config.plainShare * 100)} % of cycles), ${fairResources.length} fair (${Math.round(config.fairShare * 100)} %), ${plan.length} faults over ${config.durationMs / 1000} s`,
     );
 
-    const nemesis = new Nemesis(cluster, workers, config, [...resources, ...fairResources]);
+    const clusterFaults = clusterMode ? new ClusterFaults(clusterMode, config, resources) : undefined;
+    const nemesis = new Nemesis(cluster, workers, config, [...resources, ...fairResources], clusterFaults);
     const t0 = performance.now();
     const faults = nemesis.run(plan, t0, stopNemesis.signal);
     await new Promise((resolve) => setTimeout(resolve, config.durationMs));
@@ -102,7 +109,8 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
   } finally {
     stopNemesis.abort();
     for (const w of workers) w.kill();
-    await cluster.stop();
+    await cluster?.stop();
+    await clusterMode?.stop();
     await storeServer.stop();
   }
 }

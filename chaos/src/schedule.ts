@@ -22,6 +22,23 @@ const ROTATION: readonly FaultKind[] = [
   'burst',
 ];
 
+/**
+ * The rotation of a Redis Cluster run (`--cluster`): the cluster's own faults, the worker
+ * freezes (fencing's case) and the overload scenarios. No majority loss: there is one lock node.
+ */
+const CLUSTER_ROTATION: readonly FaultKind[] = [
+  'kill-master',
+  'sigstop-worker',
+  'pause-master',
+  'waiter-storm',
+  'failover-master',
+  'busy-worker',
+  'burst',
+];
+
+/** Planned length of a cluster fault beyond its own timeout: the election, the old master's restart and resync. */
+const CLUSTER_RECOVERY_ESTIMATE_MS = 4_000;
+
 /** A rolling restart's planned length per node: down, slow, and about a second to reconnect and catch up. */
 const ROLL_CATCH_UP_ESTIMATE_MS = 1_000;
 
@@ -49,6 +66,13 @@ function durationOf(kind: FaultKind, c: ChaosConfig): number {
       return c.ttlMs + 500;
     case 'restart-node':
       return 0;
+    case 'kill-master':
+      return c.clusterNodeTimeoutMs + CLUSTER_RECOVERY_ESTIMATE_MS;
+    // Paused past the node timeout: failed over while paused.
+    case 'pause-master':
+      return c.clusterNodeTimeoutMs * 2 + CLUSTER_RECOVERY_ESTIMATE_MS;
+    case 'failover-master':
+      return CLUSTER_RECOVERY_ESTIMATE_MS;
     case 'rolling-restart':
       return c.nodes * (c.rollDownMs + c.rollSlowMs + ROLL_CATCH_UP_ESTIMATE_MS);
     // Planned lengths only; the nemesis waits for them to finish.
@@ -62,7 +86,8 @@ function durationOf(kind: FaultKind, c: ChaosConfig): number {
 /**
  * Faults one at a time, separated by quiet gaps, from 1 s after the start until 2 s
  * before the end (so the final state is read from a healthy system). A minority is
- * ⌊(N-1)/2⌋ nodes; the majority loss takes down ⌊N/2⌋+1.
+ * ⌊(N-1)/2⌋ nodes; the majority loss takes down ⌊N/2⌋+1. A cluster fault targets node 0 (the
+ * cluster); the nemesis picks the master when it injects it.
  */
 export function planFaults(c: ChaosConfig): PlannedFault[] {
   const random = seededRandom(c.seed);
@@ -71,11 +96,15 @@ export function planFaults(c: ChaosConfig): PlannedFault[] {
   const end = c.durationMs - 2_000;
   const plan: PlannedFault[] = [];
   let at = 1_000;
-  const majorities: Array<{ kind: FaultKind; from: number }> = [
-    { kind: 'kill-majority', from: end * 0.4 },
-    { kind: 'pause-majority', from: end * 0.7 },
-  ];
-  const rotation = ROTATION.filter((k) => (k !== 'waiter-storm' || c.stormWaiters > 0) && (k !== 'burst' || c.burstSize > 0));
+  const majorities: Array<{ kind: FaultKind; from: number }> = c.cluster
+    ? []
+    : [
+        { kind: 'kill-majority', from: end * 0.4 },
+        { kind: 'pause-majority', from: end * 0.7 },
+      ];
+  const rotation = (c.cluster ? CLUSTER_ROTATION : ROTATION).filter(
+    (k) => (k !== 'waiter-storm' || c.stormWaiters > 0) && (k !== 'burst' || c.burstSize > 0),
+  );
   for (let i = 0; ; i++) {
     let kind = rotation[i % rotation.length]!;
     if (majorities.length > 0 && at >= majorities[0]!.from) {

@@ -1,7 +1,11 @@
 /** What the orchestrator tells a worker process (passed as JSON in an environment variable). */
 export interface WorkerConfig {
   readonly id: number;
+  /** The lock nodes' URLs; with `cluster`, the startup nodes of the one lock node, a Redis Cluster. */
   readonly lockUrls: readonly string[];
+  readonly cluster: boolean;
+  /** With `cluster`: `replicaSync: { replicas: 1 }`. */
+  readonly replicaSync: boolean;
   readonly storeUrl: string;
   /** Resources locked with fencing (fenced read-modify-write on the store). */
   readonly resources: readonly string[];

@@ -37,8 +37,10 @@ const record = (e: HistoryEvent): void => {
 };
 
 let warnings = 0;
-const redlock = new Redlock(cfg.lockUrls, {
+const redlock = new Redlock(cfg.cluster ? [{ cluster: [...cfg.lockUrls] }] : cfg.lockUrls, {
   nodeTimeoutMs: cfg.nodeTimeoutMs,
+  // A grant on a cluster master counts once its replica has it (WAIT): it survives a failover.
+  ...(cfg.cluster && cfg.replicaSync ? { replicaSync: { replicas: 1 } } : {}),
   // Short jittered retries: a hot resource changes hands every few ms.
   retry: { retries: Infinity, delayMs: 2, jitterMs: 8 },
   // Node-down warnings are expected under the nemesis: counted, printed only on request.

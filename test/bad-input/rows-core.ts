@@ -140,9 +140,9 @@ export const coreRows: readonly BadInputRow[] = [
   },
   {
     layer: 'core',
-    name: 'a node-redis cluster as a node',
+    name: 'an incomplete node-redis-like cluster as a node',
     run: (c) => c.redlock([Object.assign(new NodeRedisLikeClient(), { masters: [] }) as never]),
-    rejects: arg(/nodes\[0\] got a node-redis cluster \(createCluster\): a Redlock node is one Redis server/),
+    rejects: arg(/nodes\[0\] got an object with sendCommand and masters, like a node-redis cluster \(createCluster\), but without/),
   },
   {
     layer: 'core',

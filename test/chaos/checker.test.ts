@@ -338,4 +338,40 @@ describe('chaos checker: fair lock queue order', () => {
     expect(report.fairPairsChecked).toBe(0);
     expect(report.violations.fairOrder).toBe(0);
   });
+
+  describe('Redis Cluster runs (one lock node: the cluster)', () => {
+    const setup: SetupEvent = { type: 'setup', nodes: 1 };
+    const failover: FaultEvent = { type: 'fault', kind: 'kill-master', targets: [0], start: 1000, end: 5000 };
+
+    it('a lock lost in a failover and reported (lost signal) is no violation while no one else held it within its validity', () => {
+      // Valid 100..1100; its key vanished with the master at 1000, the watchdog reported the loss.
+      const lost = cycle(1, 1, 100, 1, { releaseAt: 1500, lostSignal: true, watchdog: true });
+      const next = cycle(2, 2, 1200, 2);
+      const report = checkHistory([setup, failover, lost, next, final(next)]);
+      expect(report.overlaps.expiredHolders['lost-signalled']).toBe(1);
+      expect(report.violationCount).toBe(0);
+    });
+
+    it('two holders whose validity overlaps are a violation even when a failover lost the first lock and it was reported', () => {
+      const lost = cycle(1, 1, 100, 1, { releaseAt: 1500, lostSignal: true, watchdog: true });
+      // Granted by the promoted replica at 1050, while the first lock was valid until 1100.
+      const second = cycle(2, 2, 1050, 2);
+      const report = checkHistory([setup, failover, lost, second, final(second)]);
+      expect(report.violations.unsafeOverlaps).toBe(1);
+      expect(report.passed).toBe(false);
+    });
+
+    it('a QuorumUnavailableError during a master failover is the fault’s; one long after it is a false outage', () => {
+      const error = (at: number): ErrorEvent => ({
+        type: 'error',
+        worker: 1,
+        resource: 'r',
+        error: 'QuorumUnavailableError',
+        callAt: at - 50,
+        at,
+      });
+      expect(checkHistory([setup, failover, error(3000)]).violations.falseOutages).toBe(0);
+      expect(checkHistory([setup, failover, error(20_000)]).violations.falseOutages).toBe(1);
+    });
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { hashSlot, hashTag, NodeIndependenceError, Redlock } from '@redlock-nest/core';
 import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
+import { CLIENT_KINDS } from '../core/helpers.js';
 import { rejection, uniqueResource, until } from '../harness/test-utils.js';
 import { resourcesInDifferentSlots, useClusterFixture } from './helpers.js';
 
@@ -13,8 +14,8 @@ class ProbedRedlock extends Redlock {
 
 const NEVER_POLL = { retries: 50, delayMs: 600_000, jitterMs: 0 };
 
-describe('a Redis Cluster as a lock node', () => {
-  const fx = useClusterFixture();
+describe.each(CLIENT_KINDS)('a Redis Cluster (%s) as a lock node', (client) => {
+  const fx = useClusterFixture(client);
 
   it('grants a lock once: a second acquirer is refused until the release', async () => {
     const a = fx.redlock();
@@ -86,7 +87,7 @@ describe('a Redis Cluster as a lock node', () => {
   it('wakes a waiter on release (release notices through the cluster)', async () => {
     const a = fx.redlock();
     // A poll every 10 minutes: the acquisition completing at all proves a notice woke it.
-    const b = fx.track(new ProbedRedlock([{ cluster: fx.cluster.urls }], { onWarning: () => {}, retry: NEVER_POLL }));
+    const b = fx.track(new ProbedRedlock([fx.node()], { onWarning: () => {}, retry: NEVER_POLL }));
     const resource = uniqueResource('notice');
     const lock = await a.acquire(resource, 30_000);
     const waiting = b.acquire(resource, 10_000);
@@ -109,7 +110,7 @@ describe('a Redis Cluster as a lock node', () => {
 
   it('the independence check finds two entries that are the same cluster (different startup nodes), and passes one cluster', async () => {
     const [s0, , , s3] = fx.cluster.urls;
-    const twice = fx.redlock({}, [{ cluster: [s0!] }, { cluster: [s3!] }, fx.cluster.urls[1]!]);
+    const twice = fx.redlock({}, [fx.node([s0!]), fx.node([s3!]), fx.cluster.urls[1]!]);
     const err = await rejection(twice.checkIndependence());
     expect(err).toBeInstanceOf(NodeIndependenceError);
     expect(String(err.message)).toMatch(/clusters sharing the server/);
@@ -118,10 +119,9 @@ describe('a Redis Cluster as a lock node', () => {
   });
 
   it('refuses a key prefix with braces and two clusters that share a server', () => {
-    expect(() => new Redlock([{ cluster: fx.cluster.urls }], { keyPrefix: 'app{x}:' })).toThrow(/keyPrefix/);
-    expect(() => new Redlock([{ cluster: fx.cluster.urls.slice(0, 2) }, { cluster: fx.cluster.urls.slice(1) }])).toThrow(
-      /share the server/,
-    );
+    expect(() => new Redlock([fx.node()], { keyPrefix: 'app{x}:' })).toThrow(/keyPrefix/);
+    expect(() => new Redlock([fx.node(fx.cluster.urls.slice(0, 2)), fx.node(fx.cluster.urls.slice(1))])).toThrow(/share the server/);
+    expect(() => new Redlock([fx.node(fx.cluster.urls.slice(0, 1)), fx.cluster.urls[0]!])).toThrow(/share the server/);
     expect(() => new Redlock([{ cluster: [] }])).toThrow(/non-empty array/);
   });
 });

@@ -5,13 +5,19 @@
  */
 import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import { Cluster } from 'ioredis';
+import { createCluster } from 'redis';
 import { hashSlot, hashTag, Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
 import { uniqueResource } from '../harness/test-utils.js';
+import type { ClientKind } from '../core/helpers.js';
 import { RedisClusterMode, RedisSentinelSet } from '../harness/redis-server.js';
 
-/** A started cluster (beforeAll), every paused server resumed after each test, all stopped at the end. */
-export function useClusterFixture(): ClusterFixture {
-  const fx = new ClusterFixture();
+/**
+ * A started cluster (beforeAll), every paused server resumed after each test, all stopped at the end.
+ * `client` is how the Redlocks of `redlock()` reach it: ioredis (`{ cluster: urls }`, created by the
+ * library) or a node-redis `createCluster()` passed in.
+ */
+export function useClusterFixture(client: ClientKind = 'ioredis'): ClusterFixture {
+  const fx = new ClusterFixture(client);
   beforeAll(() => fx.start(), 60_000);
   afterEach(() => fx.resumeAll());
   afterAll(() => fx.stop(), 60_000);
@@ -22,6 +28,9 @@ export class ClusterFixture {
   private started: RedisClusterMode | undefined;
   private readonly redlocks: Redlock[] = [];
   private readonly clients: Cluster[] = [];
+  private readonly passedIn: Array<ReturnType<typeof createCluster>> = [];
+
+  constructor(readonly clientKind: ClientKind = 'ioredis') {}
 
   async start(): Promise<void> {
     this.started = await RedisClusterMode.start();
@@ -36,8 +45,28 @@ export class ClusterFixture {
     for (const server of this.started?.servers ?? []) server.resume();
   }
 
+  /**
+   * This cluster as one `nodes[]` entry of the fixture's client kind, with `urls` as its startup
+   * nodes: `{ cluster: urls }` for ioredis, a node-redis `createCluster()` (fail-fast, destroyed in
+   * teardown) otherwise.
+   */
+  node(urls: readonly string[] = this.cluster.urls): RedisNodeInput {
+    if (this.clientKind === 'ioredis') return { cluster: [...urls] };
+    const cluster = createCluster({
+      rootNodes: urls.map((url) => ({ url })),
+      defaults: {
+        disableOfflineQueue: true,
+        socket: { connectTimeout: 1_000, reconnectStrategy: (retries) => Math.min(50 * (retries + 1), 1_000) },
+      },
+    });
+    // Connection errors are expected while a master is killed or paused; the adapter reports them to the engine.
+    cluster.on('error', () => undefined);
+    this.passedIn.push(cluster);
+    return cluster;
+  }
+
   /** A Redlock over this cluster as its one node (or over `nodes`), closed in teardown. */
-  redlock(options?: RedlockOptions, nodes: ReadonlyArray<RedisNodeInput> = [{ cluster: this.cluster.urls }]): Redlock {
+  redlock(options?: RedlockOptions, nodes: ReadonlyArray<RedisNodeInput> = [this.node()]): Redlock {
     const redlock = new Redlock(nodes, { onWarning: () => {}, ...options });
     this.redlocks.push(redlock);
     return redlock;
@@ -62,6 +91,7 @@ export class ClusterFixture {
   async stop(): Promise<void> {
     await Promise.allSettled(this.redlocks.map((r) => r.close()));
     this.clients.forEach((c) => c.disconnect());
+    for (const c of this.passedIn) if (c.isOpen) c.destroy();
     await this.started?.stop();
   }
 }

@@ -6,11 +6,12 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { hashSlot, hashTag, type Redlock } from '@redlock-nest/core';
+import { CLIENT_KINDS } from '../core/helpers.js';
 import { uniqueResource } from '../harness/test-utils.js';
 import { useClusterFixture } from './helpers.js';
 
-describe('resharding under contention', () => {
-  const fx = useClusterFixture();
+describe.each(CLIENT_KINDS)('resharding under contention (%s)', (client) => {
+  const fx = useClusterFixture(client);
 
   it('moves the slot of a contended lock back and forth: never two holders, tokens strictly increasing', async () => {
     const redlocks: Redlock[] = Array.from({ length: 4 }, () => fx.redlock({ onWarning: () => {} }));

@@ -3,9 +3,9 @@
  * exclusion, release, extend, release notices, faults and fencing run with both clients).
  */
 import { describe, expect, it } from '@jest/globals';
-import { createClient, createCluster } from 'redis';
-import { RedlockArgumentError, Redlock } from '@redlock-nest/core';
-import { lockKey, nodeRedisClient, rejection, uniqueResource, until, useFixture } from './helpers.js';
+import { createClient } from 'redis';
+import { Redlock } from '@redlock-nest/core';
+import { lockKey, nodeRedisClient, uniqueResource, until, useFixture } from './helpers.js';
 
 describe('node-redis clients as nodes', () => {
   const fx = useFixture(3);
@@ -86,12 +86,5 @@ describe('node-redis clients as nodes', () => {
       await Promise.all(locks.map((l) => l.release()));
       await until(async () => (await fx.node(0).exists(...resources.map((r) => lockKey(r)))) === 0, 'released on node 0');
     });
-  });
-
-  it('refuses a node-redis cluster (createCluster) as a node, naming it', async () => {
-    const cluster = createCluster({ rootNodes: [{ url: fx.urls[0]! }] });
-    const err = await rejection(Promise.resolve().then(() => new Redlock([cluster as never])));
-    expect(err).toBeInstanceOf(RedlockArgumentError);
-    expect(err.message).toMatch(/nodes\[0\] got a node-redis cluster \(createCluster\): a Redlock node is one Redis server/);
   });
 });

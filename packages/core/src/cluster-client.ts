@@ -5,13 +5,20 @@
  * logical keyspace; keys are hash-tagged so a resource's keys share a slot (hash-slot.ts).
  */
 import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
-import { clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
-import { keyNames, slotGroups, type KeyNames } from './hash-slot.js';
-import { toClient, type ClientHandle, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
+import { clusterLabel, clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
+import { hashSlot, keyNames, slotGroups, type KeyNames } from './hash-slot.js';
+import type { ClusterNodeClient, NodeClientStream } from './node-client.js';
+import {
+  isNodeRedisCluster,
+  NodeRedisClusterAdapter,
+  nodeRedisClusterWarning,
+  type NodeRedisClusterLike,
+} from './node-redis-cluster-client.js';
+import { backstopTimeoutMs, toClient, type ClientHandle, type RedisNodeInput } from './redis-client.js';
 
 /** Options every cluster this library creates gets, so a dead master fails fast (see failFastOptions). */
 function clusterOptions(given: ClusterOptions | undefined, nodeTimeoutMs: number): ClusterOptions {
-  const timeout = Math.max(1_000, nodeTimeoutMs * 2);
+  const timeout = backstopTimeoutMs(nodeTimeoutMs);
   return {
     ...given,
     lazyConnect: true,
@@ -40,8 +47,29 @@ function clusterOptions(given: ClusterOptions | undefined, nodeTimeoutMs: number
  * of their key's slot; `replicaAcks` sends `WAIT` to that same master on the connection the
  * lock command used (WAIT counts the writes of its own connection).
  */
-export class ClusterClient implements RedisClientLike {
+export class ClusterClient implements ClusterNodeClient {
   readonly isClusterClient = true;
+  /** The master sockets corked by the current tick (see `stream`). */
+  private corkedSockets: Array<{ cork(): void; uncork(): void }> = [];
+
+  /**
+   * The masters' sockets, corked and uncorked together: LockNode holds a tick's writes back
+   * (corkForTick), so a tick's commands leave in one write per master, as on a plain node.
+   * ioredis routes a command to its master's socket synchronously once the cluster is ready.
+   * Exactly the sockets corked are uncorked (a connection made during the tick is not corked).
+   */
+  readonly stream: NodeClientStream = {
+    cork: () => {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- typed as always there, but unset until that connection's first connect
+      this.corkedSockets = this.cluster.nodes('master').flatMap((node) => (node.stream ? [node.stream] : []));
+      for (const socket of this.corkedSockets) socket.cork();
+    },
+    uncork: () => {
+      const sockets = this.corkedSockets;
+      this.corkedSockets = [];
+      for (const socket of sockets) socket.uncork();
+    },
+  };
 
   constructor(
     readonly cluster: Cluster,
@@ -110,6 +138,11 @@ export class ClusterClient implements RedisClientLike {
     const err = replies?.[1]?.[0] ?? replies?.[0]?.[0];
     if (err) throw err;
     return Number(acks);
+  }
+
+  /** The master of `key`'s slot in ioredis' slot map (its first node). */
+  masterOf(key: string): string | undefined {
+    return this.cluster.slots[hashSlot(key)]?.[0];
   }
 
   /** The ids of every server of the cluster (masters and replicas), from `CLUSTER NODES`. */
@@ -230,9 +263,9 @@ export class ShardedNoticeClient {
   }
 }
 
-/** Whether a lock node's client is a Redis Cluster. */
-export function isClusterClient(client: unknown): client is ClusterClient {
-  return client instanceof ClusterClient;
+/** Whether a lock node's client is a Redis Cluster (ioredis' or node-redis' adapter). */
+export function isClusterClient(client: unknown): client is ClusterNodeClient {
+  return typeof client === 'object' && client !== null && (client as { isClusterClient?: unknown }).isClusterClient === true;
 }
 
 /** Turns a cluster entry of `nodes[]` into a lock node's client. */
@@ -252,12 +285,6 @@ export function toClusterClient(
   return { client: new ClusterClient(cluster, warn), owned: true, label: clusterLabel(clusterStartupNodes(given), index) };
 }
 
-function clusterLabel(nodes: readonly string[], index: number): string {
-  const first = nodes[0];
-  if (!first) return `cluster${index}`;
-  return nodes.length > 1 ? `cluster ${first} (+${nodes.length - 1} more)` : `cluster ${first}`;
-}
-
 /** The key names of a Redlock over `nodes`: hash-tagged when any is a Redis Cluster (see hash-slot.ts). */
 export function keyNamesFor(keyPrefix: string, nodes: ReadonlyArray<{ readonly client: unknown }>): KeyNames {
   return keyNames(
@@ -268,8 +295,22 @@ export function keyNamesFor(keyPrefix: string, nodes: ReadonlyArray<{ readonly c
 
 export type { KeyNames };
 
+/** A node-redis cluster passed in (the caller closes it), behind its adapter. */
+function toNodeRedisClusterClient(
+  cluster: NodeRedisClusterLike,
+  index: number,
+  nodeTimeoutMs: number,
+  warn: (message: string) => void,
+): ClientHandle {
+  const label = clusterLabel(clusterStartupNodes(cluster), index);
+  const warning = nodeRedisClusterWarning(cluster, label);
+  if (warning) warn(warning);
+  return { client: new NodeRedisClusterAdapter(cluster, backstopTimeoutMs(nodeTimeoutMs)), owned: false, label };
+}
+
 /** Turns one `nodes[]` entry, cluster or not, into a lock node's client. */
 export function nodeHandle(input: unknown, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {
+  if (isNodeRedisCluster(input)) return toNodeRedisClusterClient(input, index, nodeTimeoutMs, warn);
   return isClusterInput(input)
     ? toClusterClient(input, index, nodeTimeoutMs, warn)
     : toClient(input as RedisNodeInput, index, nodeTimeoutMs, warn);

@@ -4,6 +4,7 @@
  */
 import type { Cluster, ClusterOptions } from 'ioredis';
 import { RedlockArgumentError } from './errors.js';
+import { isNodeRedisCluster, nodeRedisClusterRoots, type NodeRedisClusterLike } from './node-redis-cluster-client.js';
 
 /**
  * A Redis Cluster the library connects to itself: startup nodes (`redis://host:port` URLs or
@@ -27,6 +28,11 @@ export function isClusterInput(input: unknown): input is Cluster | ClusterNodeIn
   return 'cluster' in input && !('evalsha' in input);
 }
 
+/** Whether a `nodes[]` entry is a whole Redis Cluster: ioredis' (passed in or as options) or node-redis' `createCluster()`. */
+export function isClusterEntry(input: unknown): input is Cluster | ClusterNodeInput | NodeRedisClusterLike {
+  return isClusterInput(input) || isNodeRedisCluster(input);
+}
+
 /** A startup node as `host:port`, for labels and the comparison of clusters. */
 export function startupAddress(node: unknown): string | undefined {
   if (typeof node === 'string') {
@@ -46,9 +52,17 @@ export function startupAddress(node: unknown): string | undefined {
 }
 
 /** The startup-node addresses of a cluster entry (`host:port`), for the overlap check. */
-export function clusterStartupNodes(input: Cluster | ClusterNodeInput): string[] {
+export function clusterStartupNodes(input: Cluster | ClusterNodeInput | NodeRedisClusterLike): string[] {
+  if (isNodeRedisCluster(input)) return nodeRedisClusterRoots(input);
   const given: unknown = 'isCluster' in input ? (input as unknown as { startupNodes: unknown }).startupNodes : input.cluster;
   return Array.isArray(given) ? given.flatMap((s) => startupAddress(s) ?? []) : [];
+}
+
+/** A cluster node's label: its first startup node, and how many more were given. */
+export function clusterLabel(nodes: readonly string[], index: number): string {
+  const first = nodes[0];
+  if (!first) return `cluster${index}`;
+  return nodes.length > 1 ? `cluster ${first} (+${nodes.length - 1} more)` : `cluster ${first}`;
 }
 
 /** Refuses a `{ cluster }` entry without usable startup nodes. */
@@ -78,12 +92,12 @@ export function checkClusterOverlap(nodes: readonly unknown[], plainAddress: (in
     if (isClusterInput(input) && !('isCluster' in input)) checkClusterInput(input, i);
   });
   nodes.forEach((input, i) => {
-    const addresses = isClusterInput(input) ? clusterStartupNodes(input) : [plainAddress(input)].flatMap((a) => a ?? []);
+    const addresses = isClusterEntry(input) ? clusterStartupNodes(input) : [plainAddress(input)].flatMap((a) => a ?? []);
     for (const address of new Set(addresses.map(canonical))) {
       const first = owner.get(address);
       if (first !== undefined && first !== i) {
         throw new RedlockArgumentError(
-          `nodes[${first}] and nodes[${i}] share the server ${address}: ${isClusterInput(input) || isClusterInput(nodes[first]) ? 'a cluster counts as one node, and ' : ''}` +
+          `nodes[${first}] and nodes[${i}] share the server ${address}: ${isClusterEntry(input) || isClusterEntry(nodes[first]) ? 'a cluster counts as one node, and ' : ''}` +
             'a quorum would count that server twice. Give each independent cluster or server once.',
         );
       }

@@ -67,8 +67,9 @@ export type { ForceReleaseResult, LockInspection, NodeLockState } from './operat
 export { NodeCheckError } from './node-check.js';
 export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './node-check.js';
 export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';
-export type { NodeClient, NodeClientStream, SubscriberClient } from './node-client.js';
+export type { ClusterNodeClient, NodeClient, NodeClientStream, SubscriberClient } from './node-client.js';
 export type { NodeRedisClientLike } from './node-redis-client.js';
+export type { NodeRedisClusterLike } from './node-redis-cluster-client.js';
 export { InMemoryRedisClient, InMemoryRedisServer, type InMemoryRedisServerOptions } from './in-memory-node.js';
 export type { ClusterNodeInput } from './cluster-input.js';
 export { hashSlot, hashTag } from './hash-slot.js';

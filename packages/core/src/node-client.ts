@@ -7,6 +7,8 @@
  * path). Other clients are adapted to it, each adapter in its own file next to this one:
  * - ioredis `Redis`: the interface itself (redis-client.ts creates it from URLs and options);
  * - node-redis v5 `createClient()`: node-redis-client.ts;
+ * - a Redis Cluster (ioredis `Cluster`: cluster-client.ts; node-redis `createCluster()`:
+ *   node-redis-cluster-client.ts), which adds the members of {@link ClusterNodeClient};
  * - the in-memory node for tests: in-memory-node.ts.
  *
  * An adapter for another client implements the required members and the optional ones it can:
@@ -93,4 +95,25 @@ export interface NodeClient {
    */
   duplicate?(override?: Record<string, unknown>): object;
   readonly stream?: NodeClientStream;
+}
+
+/**
+ * A Redis Cluster as one lock node: commands are routed to the master of their first key's
+ * slot, and what the engine needs beyond one server's interface. Recognised by
+ * `isClusterClient` (its keys are then hash-tagged, multi-key scripts split by slot).
+ */
+export interface ClusterNodeClient extends NodeClient {
+  readonly isClusterClient: true;
+  /**
+   * `WAIT replicas timeoutMs` on the master serving `key`'s slot, on the connection the grant was
+   * written on. Resolves with how many replicas acknowledged every write that connection made.
+   */
+  replicaAcks(key: string, replicas: number, timeoutMs: number): Promise<number>;
+  /** The ids of every server of the cluster (masters and replicas), from `CLUSTER NODES`. */
+  memberIds(): Promise<string[]>;
+  /**
+   * The master serving `key`'s slot in the client's slot map (`host:port`), undefined when not
+   * known: grants to one master in one tick are then confirmed by one WAIT.
+   */
+  masterOf?(key: string): string | undefined;
 }

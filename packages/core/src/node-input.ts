@@ -1,6 +1,7 @@
-import { checkClusterOverlap, isClusterInput } from './cluster-input.js';
+import { checkClusterOverlap, isClusterEntry } from './cluster-input.js';
 import { RedlockArgumentError } from './errors.js';
-import { isNodeRedisClient, isNodeRedisCluster, nodeRedisAddress } from './node-redis-client.js';
+import { isNodeRedisClient, nodeRedisAddress } from './node-redis-client.js';
+import { looksLikeNodeRedisCluster } from './node-redis-cluster-client.js';
 
 /**
  * Checks of the `nodes[]` entries that need no connection: an object that is neither a
@@ -78,7 +79,7 @@ const IOREDIS_OPTION_KEYS: ReadonlySet<string> = new Set([
 
 /** The accepted forms, named in every refusal. */
 const ACCEPTED =
-  'Pass a redis:// (or rediss://) URL, ioredis options ({ host, port, password, tls, ... }), an ioredis client or a node-redis client (createClient)';
+  'Pass a redis:// (or rediss://) URL, ioredis options ({ host, port, password, tls, ... }), an ioredis client or Cluster, or a node-redis client (createClient, createCluster)';
 
 /** Options of other clients that users pass by habit, and what to do instead. */
 const FOREIGN_KEYS: Readonly<Record<string, string>> = {
@@ -105,10 +106,11 @@ function isPlainPrototype(value: object): boolean {
 export function checkNodeOptions(value: object, index: number): void {
   const where = `nodes[${index}]`;
   const v = value as Record<string, unknown>;
-  if (isNodeRedisCluster(value)) {
+  if (looksLikeNodeRedisCluster(value)) {
     throw new RedlockArgumentError(
-      `${where} got a node-redis cluster (createCluster): a Redlock node is one Redis server. ` +
-        `Pass one createClient() (or a redis:// URL) per independent server.`,
+      `${where} got an object with sendCommand and masters, like a node-redis cluster (createCluster), but without its connect, ` +
+        `duplicate, sSubscribe and _options.rootNodes: taken for ioredis options, it would silently connect to localhost:6379. ` +
+        `${ACCEPTED}, e.g. createCluster({ rootNodes: [{ url: 'redis://host:7000' }] }).`,
     );
   }
   if (typeof v.sendCommand === 'function' && ('isOpen' in v || 'isReady' in v)) {
@@ -217,14 +219,14 @@ export function checkDistinctNodes(nodes: readonly unknown[]): void {
       !Array.isArray(input) &&
       typeof (input as { evalsha?: unknown }).evalsha !== 'function' &&
       !isNodeRedisClient(input) &&
-      !isClusterInput(input)
+      !isClusterEntry(input)
     ) {
       checkNodeOptions(input, i);
     }
   });
   const seen = new Map<string, number>();
   nodes.forEach((input, i) => {
-    const address = isClusterInput(input) ? undefined : serverAddress(input);
+    const address = isClusterEntry(input) ? undefined : serverAddress(input);
     if (address === undefined) return;
     const first = seen.get(address);
     if (first === undefined) {
@@ -237,5 +239,5 @@ export function checkDistinctNodes(nodes: readonly unknown[]): void {
         'List each independent server once.',
     );
   });
-  if (nodes.some(isClusterInput)) checkClusterOverlap(nodes, serverAddress);
+  if (nodes.some(isClusterEntry)) checkClusterOverlap(nodes, serverAddress);
 }

@@ -8,6 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { NodeClient, SubscriberClient } from './node-client.js';
+import { looksLikeNodeRedisCluster } from './node-redis-cluster-client.js';
 
 /** The part of a node-redis client the adapter uses. */
 export interface NodeRedisClientLike {
@@ -35,7 +36,7 @@ export interface NodeRedisClientLike {
   };
 }
 
-/** Whether `value` is a node-redis client (`createClient()`): `sendCommand` plus `isOpen`/`isReady`, and not a cluster. */
+/** Whether `value` is a node-redis client (`createClient()`): `sendCommand` plus `isOpen`/`isReady`, and not a cluster (node-redis-cluster-client.ts). */
 export function isNodeRedisClient(value: unknown): value is NodeRedisClientLike {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
@@ -44,15 +45,8 @@ export function isNodeRedisClient(value: unknown): value is NodeRedisClientLike 
     'isOpen' in v &&
     'isReady' in v &&
     ['connect', 'on', 'off', 'duplicate', 'subscribe', 'unsubscribe'].every((m) => typeof v[m] === 'function') &&
-    !isNodeRedisCluster(value)
+    !looksLikeNodeRedisCluster(value)
   );
-}
-
-/** Whether `value` is a node-redis cluster (`createCluster()`): one node of a Redlock must be one server. */
-export function isNodeRedisCluster(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return typeof v.sendCommand === 'function' && ('masters' in v || typeof v.getSlotRandomNode === 'function');
 }
 
 /** Where a node-redis client connects (its socket options, or its URL). */

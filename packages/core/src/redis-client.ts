@@ -4,6 +4,7 @@ import { checkNodeOptions } from './node-input.js';
 import type { NodeClient } from './node-client.js';
 import { isNodeRedisClient, NodeRedisAdapter, type NodeRedisClientLike } from './node-redis-client.js';
 import type { ClusterNodeInput } from './cluster-input.js';
+import type { NodeRedisClusterLike } from './node-redis-cluster-client.js';
 
 /**
  * The client interface the engine uses (see node-client.ts): ioredis' shape. Kept under this
@@ -14,9 +15,21 @@ export type RedisClientLike = NodeClient;
 /**
  * One configured node: a `redis://` / `rediss://` URL, ioredis options, or a client (ioredis,
  * node-redis `createClient()`, or an in-memory node's client); or a whole Redis Cluster (an
- * ioredis `Cluster` you pass in, or `{ cluster: [...] }` for one the library creates).
+ * ioredis `Cluster` or a node-redis `createCluster()` you pass in, or `{ cluster: [...] }` for
+ * one the library creates).
  */
-export type RedisNodeInput = RedisClientLike | NodeRedisClientLike | string | RedisOptions | ClusterNodeInput | Cluster;
+export type RedisNodeInput =
+  RedisClientLike | NodeRedisClientLike | NodeRedisClusterLike | string | RedisOptions | ClusterNodeInput | Cluster;
+
+/**
+ * The client-side command and connect timeout of a node: a backstop only. Each lock round times
+ * its nodes itself, from when the command was written and after reading what already arrived;
+ * at nodeTimeoutMs, this timer (which fires before pending replies are read) would beat it on a
+ * busy event loop.
+ */
+export function backstopTimeoutMs(nodeTimeoutMs: number): number {
+  return Math.max(1_000, nodeTimeoutMs * 2);
+}
 
 /** Options every client this library creates gets, so a dead node fails fast. */
 export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
@@ -24,11 +37,8 @@ export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    // A backstop only: each lock round times its nodes itself, from when the command was
-    // written and after reading what already arrived. At nodeTimeoutMs, this timer (which
-    // fires before pending replies are read) would beat it on a busy event loop.
-    commandTimeout: Math.max(1_000, nodeTimeoutMs * 2),
-    connectTimeout: Math.max(1_000, nodeTimeoutMs * 2),
+    commandTimeout: backstopTimeoutMs(nodeTimeoutMs),
+    connectTimeout: backstopTimeoutMs(nodeTimeoutMs),
     // Off: LockNode batches each tick's writes itself (see corkForTick), without the delay.
     enableAutoPipelining: false,
     // ioredis arms this timer even for a socket that already failed (a dead node) and

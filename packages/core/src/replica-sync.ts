@@ -9,12 +9,14 @@
  * the replicas that acknowledged it (Sentinel and Redis Cluster promote the most up-to-date
  * replica). It does not make replication synchronous for anything else, and a failover to
  * a replica that did not acknowledge (forced, or with fewer replicas than `replicas` left in
- * sync) can still lose it. It costs one more round trip to the master per granted write, and
- * grants fail (the node counts as down) while fewer replicas than asked are in sync.
+ * sync) can still lose it. It costs one more round trip to the master per granted write (one
+ * WAIT per connection per tick, however many grants it confirms), and grants fail (the node
+ * counts as down) while fewer replicas than asked are in sync.
  */
 import { isClusterClient } from './cluster-client.js';
 import { RedlockArgumentError } from './errors.js';
 import type { LockNode } from './lock-node.js';
+import type { ClusterNodeClient } from './node-client.js';
 
 /** `replicaSync` of a Redlock: how many replicas must confirm a grant, and how long to wait for them. */
 export interface ReplicaSyncOptions {
@@ -72,6 +74,57 @@ export function syncsReplicas(node: LockNode): boolean {
   return settings.has(node);
 }
 
+/** The grants of one tick on one connection, confirmed by one WAIT sent when the tick ends. */
+interface Batch {
+  readonly keys: string[];
+  readonly acks: Promise<number>;
+}
+
+/** Per node, per master connection ('' for a plain node): the batch of this tick, not sent yet. */
+const batches = new WeakMap<LockNode, Map<string, Batch>>();
+
+/**
+ * The replicas that acknowledged every write before a WAIT on `key`'s master connection, one WAIT
+ * for all the grants of a tick on that connection. WAIT counts every earlier write of the
+ * connection it is sent on, and each grant joining the batch was answered (so applied) before the
+ * WAIT is written. One WAIT per grant would serialise them: WAIT blocks its connection until the
+ * replica acknowledges, so a burst of grants would queue one replica round trip each behind it.
+ */
+function acksFor(node: LockNode, key: string, cfg: Resolved): Promise<number> {
+  const client = node.client;
+  // A cluster master is known by the client's slot map; without one, no batching (one WAIT per grant).
+  const master = isClusterClient(client) ? client.masterOf?.(key) : '';
+  if (master === undefined) return node.call(() => (client as ClusterNodeClient).replicaAcks(key, cfg.replicas, cfg.timeoutMs));
+  let open = batches.get(node);
+  if (!open) batches.set(node, (open = new Map<string, Batch>()));
+  const joined = open.get(master);
+  if (joined) {
+    joined.keys.push(key);
+    return joined.acks;
+  }
+  const keys = [key];
+  const acks = new Promise<number>((resolve, reject) => {
+    process.nextTick(() => {
+      open.delete(master);
+      sendWait(node, master, keys, cfg).then(resolve, reject);
+    });
+  });
+  open.set(master, { keys, acks });
+  return acks;
+}
+
+/** The batch's WAIT: on the plain node's connection, or routed by a key whose slot the master still serves. */
+function sendWait(node: LockNode, master: string, keys: readonly string[], cfg: Resolved): Promise<number> {
+  const client = node.client;
+  if (!isClusterClient(client)) return node.call((c) => (c as unknown as WaitClient).wait(cfg.replicas, cfg.timeoutMs));
+  // The slot map changed within the tick (MOVED): the keys no longer on that master wait one by one.
+  const moved = keys.filter((k) => client.masterOf?.(k) !== master);
+  const waits = [keys.find((k) => !moved.includes(k)), ...moved].flatMap((k) =>
+    k === undefined ? [] : [node.call(() => client.replicaAcks(k, cfg.replicas, cfg.timeoutMs))],
+  );
+  return Promise.all(waits).then((acks) => Math.min(...acks));
+}
+
 /**
  * Resolves once `replicas` replicas of the master that holds `key` acknowledged every write
  * our connection to it made so far; rejects with {@link ReplicaSyncError} when fewer did in time.
@@ -79,11 +132,8 @@ export function syncsReplicas(node: LockNode): boolean {
 export async function confirmReplicas(node: LockNode, key: string): Promise<void> {
   const cfg = settings.get(node);
   if (!cfg) return;
-  const client = node.client;
   // WAIT counts the writes of the connection it is sent on: the grant's, on the same connection.
-  const acks = isClusterClient(client)
-    ? await node.call(() => client.replicaAcks(key, cfg.replicas, cfg.timeoutMs))
-    : await node.call((c) => (c as unknown as WaitClient).wait(cfg.replicas, cfg.timeoutMs));
+  const acks = await acksFor(node, key, cfg);
   if (Number(acks) < cfg.replicas) {
     throw new ReplicaSyncError(
       `${Number(acks)} of ${cfg.replicas} replica(s) of ${node.label} confirmed the write within ${cfg.timeoutMs} ms (WAIT): ` +

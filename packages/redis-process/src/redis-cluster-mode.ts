@@ -4,7 +4,10 @@ import type { RedisServer, RedisServerOptions } from './redis-server.js';
 
 /** Options of a {@link RedisClusterMode}. */
 export interface RedisClusterModeOptions extends RedisServerOptions {
-  /** Masters (shards). Default 3, the smallest cluster `redis-cli --cluster create` accepts. */
+  /**
+   * Masters (shards). Default 3, the smallest cluster `redis-cli --cluster create` accepts; a
+   * 1-shard cluster (one master serving every slot, no replica) is set up without it.
+   */
   readonly masters?: number;
   /** Replicas per master. Default 1. */
   readonly replicas?: number;
@@ -50,8 +53,26 @@ export class RedisClusterMode {
       '0',
       ...(options.args ?? []),
     ];
+    if (masters < 3 && (masters !== 1 || replicas !== 0)) {
+      throw new Error(
+        'RedisClusterMode: below 3 masters, only a 1-shard cluster without replicas ({ masters: 1, replicas: 0 }) can be set up',
+      );
+    }
     const group = await RedisCluster.start(masters * (replicas + 1), { ...options, args });
     const cluster = new RedisClusterMode(group, nodeTimeoutMs);
+    if (masters === 1) {
+      try {
+        const port = group.servers[0]!.port;
+        // Alone, a server never learns its own address from a peer: CLUSTER SLOTS would name it "".
+        await cliCommand(port, 'CONFIG', 'SET', 'cluster-announce-ip', '127.0.0.1');
+        await cliCommand(port, 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+        await cluster.waitHealthy();
+      } catch (err) {
+        await group.stop();
+        throw err;
+      }
+      return cluster;
+    }
     try {
       await redisCli(
         [
@@ -163,6 +184,16 @@ export class RedisClusterMode {
       if (server === to || server === from || server.state !== 'running' || !(await this.isMaster(server))) continue;
       await cliCommand(server.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
     }
+  }
+
+  /**
+   * `CLUSTER FAILOVER` on `replica`: a manual failover, which waits for the replica to catch up
+   * with its master's replication offset before it takes over (no write is lost). Resolves once
+   * `replica` is a master.
+   */
+  async failover(replica: RedisServer, timeoutMs = 30_000): Promise<void> {
+    await cliCommand(replica.port, 'CLUSTER', 'FAILOVER');
+    await pollUntil(() => this.isMaster(replica), `${replica.port} to take over as master (CLUSTER FAILOVER)`, timeoutMs);
   }
 
   /** The servers that are masters right now. */
