@@ -58,7 +58,7 @@ export interface ChaosConfig {
   /**
    * The one lock node is a Redis Cluster (3 masters + 3 replicas), and the nemesis kills, pauses and
    * fails over its masters (see CLUSTER_ROTATION in schedule.ts). Read-write locks, semaphores and
-   * fair locks are not supported on clusters yet: a cluster run leaves them out.
+   * fair locks run there too, their keys tagged with their resource's slot.
    */
   readonly cluster: boolean;
   /** With `cluster`: the workers' Redlocks use `replicaSync: { replicas: 1 }` (grants survive a failover). */
@@ -112,9 +112,9 @@ export const SHORT_CONFIG: ChaosConfig = {
 };
 
 /**
- * `config` as a Redis Cluster run: one lock node (the cluster), `replicaSync` unless `unsynced`, no
- * fair locks and no read-write / semaphore holds (refused on cluster nodes), and a longer gap
- * between faults (a failover and the old master's resync take seconds).
+ * `config` as a Redis Cluster run: one lock node (the cluster), `replicaSync` unless `unsynced`, the
+ * same primitives as a plain run (read-write, semaphore and fair holds), and a longer gap between
+ * faults (a failover and the old master's resync take seconds).
  */
 export function clusterRun(config: ChaosConfig, unsynced: boolean): ChaosConfig {
   return {
@@ -122,9 +122,6 @@ export function clusterRun(config: ChaosConfig, unsynced: boolean): ChaosConfig 
     cluster: true,
     replicaSync: !unsynced,
     nodes: 1,
-    fairResources: 0,
-    fairShare: 0,
-    semaphorePermits: 0,
     faultGapMs: Math.max(config.faultGapMs, 2_000),
   };
 }

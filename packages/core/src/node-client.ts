@@ -116,4 +116,8 @@ export interface ClusterNodeClient extends NodeClient {
    * known: grants to one master in one tick are then confirmed by one WAIT.
    */
   masterOf?(key: string): string | undefined;
+  /** `SPUBLISH` on the master of `channel`'s slot (a fair lock's hand-over notice, sent by the client: a script cannot publish outside its slot). */
+  spublish(channel: string, message: string): Promise<unknown>;
+  /** Sharded subscribers of `channel` (`PUBSUB SHARDNUMSUB`) on the master of its slot (inspect: the waiters of a resource). */
+  shardSubscribers(channel: string): Promise<number>;
 }

@@ -278,6 +278,17 @@ export class NodeRedisClusterAdapter extends ClusterForwarder implements Cluster
     return this.send(key, ['WAIT', String(replicas), String(timeoutMs)]).then(Number);
   }
 
+  /** `SPUBLISH` on the master of `channel`'s slot. */
+  spublish(channel: string, message: string): Promise<unknown> {
+    return this.send(channel, ['SPUBLISH', channel, message]);
+  }
+
+  /** `PUBSUB SHARDNUMSUB` on the master of `channel`'s slot (routed by the channel as its key). */
+  async shardSubscribers(channel: string): Promise<number> {
+    const reply = await this.send(channel, ['PUBSUB', 'SHARDNUMSUB', channel]);
+    return Array.isArray(reply) ? Number(reply[1]) : 0;
+  }
+
   /** The master of `key`'s slot in node-redis' slot map. */
   masterOf(key: string): string | undefined {
     return this.raw.slots[hashSlot(key)]?.master?.address;

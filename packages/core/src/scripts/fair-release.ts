@@ -1,4 +1,5 @@
-import { isClusterClient, type ClusterClient } from '../cluster-client.js';
+import { isClusterClient } from '../cluster-client.js';
+import type { ClusterNodeClient } from '../node-client.js';
 import { defineScript, type LockNode } from '../lock-node.js';
 
 /**
@@ -49,7 +50,7 @@ return {released, redis.call('ZRANGE', KEYS[2], 0, 0)[1] or false}`,
 function noticeFromClient(node: LockNode, noticePrefix: string, head: unknown): void {
   if (typeof head !== 'string') return;
   const channel = noticePrefix + head.slice(0, head.indexOf(':'));
-  node.call((client) => (client as ClusterClient).spublish(channel, head)).catch(() => undefined);
+  node.call((client) => (client as ClusterNodeClient).spublish(channel, head)).catch(() => undefined);
 }
 
 /** Sends the fair release to one node. */
