@@ -14,7 +14,7 @@
  */
 import { isClusterClient } from './cluster-client.js';
 import { RedlockArgumentError } from './errors.js';
-import type { LockNode } from './lock-node.js';
+import type { LockNode, NodeExchange } from './lock-node.js';
 
 /** `replicaSync` of a Redlock: how many replicas must confirm a grant, and how long to wait for them. */
 export interface ReplicaSyncOptions {
@@ -76,14 +76,14 @@ export function syncsReplicas(node: LockNode): boolean {
  * Resolves once `replicas` replicas of the master that holds `key` acknowledged every write
  * our connection to it made so far; rejects with {@link ReplicaSyncError} when fewer did in time.
  */
-export async function confirmReplicas(node: LockNode, key: string): Promise<void> {
+export async function confirmReplicas(node: LockNode, key: string, via: NodeExchange = node): Promise<void> {
   const cfg = settings.get(node);
   if (!cfg) return;
   const client = node.client;
   // WAIT counts the writes of the connection it is sent on: the grant's, on the same connection.
   const acks = isClusterClient(client)
-    ? await node.call(() => client.replicaAcks(key, cfg.replicas, cfg.timeoutMs))
-    : await node.call((c) => (c as unknown as WaitClient).wait(cfg.replicas, cfg.timeoutMs));
+    ? await via.call(() => client.replicaAcks(key, cfg.replicas, cfg.timeoutMs))
+    : await via.call((c) => (c as unknown as WaitClient).wait(cfg.replicas, cfg.timeoutMs));
   if (Number(acks) < cfg.replicas) {
     throw new ReplicaSyncError(
       `${Number(acks)} of ${cfg.replicas} replica(s) of ${node.label} confirmed the write within ${cfg.timeoutMs} ms (WAIT): ` +
@@ -92,11 +92,20 @@ export async function confirmReplicas(node: LockNode, key: string): Promise<void
   }
 }
 
-/** `sent`'s reply once, when `granted(reply)`, replicas confirmed it (see {@link confirmReplicas}). */
-export function synced<T>(node: LockNode, key: string, sent: Promise<T>, granted: (reply: T) => boolean): Promise<T> {
+/**
+ * `sent`'s reply once, when `granted(reply)`, replicas confirmed it (see {@link confirmReplicas}).
+ * `via`: the exchange `sent` was part of, so the WAIT is its follow-up.
+ */
+export function synced<T>(
+  node: LockNode,
+  key: string,
+  sent: Promise<T>,
+  granted: (reply: T) => boolean,
+  via: NodeExchange = node,
+): Promise<T> {
   if (!settings.has(node)) return sent;
   return sent.then(async (reply) => {
-    if (granted(reply)) await confirmReplicas(node, key);
+    if (granted(reply)) await confirmReplicas(node, key, via);
     return reply;
   });
 }

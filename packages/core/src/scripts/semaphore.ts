@@ -57,9 +57,11 @@ export function semaphoreAcquireOnNode(
 ): Promise<unknown> {
   if (!tryFirstSlot) return node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]);
   const key = slotKeys[first]!;
-  return node
+  // One exchange: the scan is the round's follow-up, not a new command the node is late on.
+  const x = node.exchange();
+  return x
     .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
-    .then((reply) => (reply === 'OK' ? [1, first] : node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first])));
+    .then((reply) => (reply === 'OK' ? [1, first] : x.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first])));
 }
 
 /** The slot the node granted as the value (a one-element array, the shape rounds of acquisitions carry). */
