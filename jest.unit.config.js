@@ -11,6 +11,7 @@ export default {
   testMatch: [
     '<rootDir>/test/chaos/checker.test.ts', // the chaos history checker
     '<rootDir>/test/core/arguments.test.ts', // option and argument validation
+    '<rootDir>/test/core/command-backlog.test.ts', // a node's client-side backlog
     '<rootDir>/test/cluster/hash-slot.test.ts', // cluster slots, hash tags, cluster entry validation
     '<rootDir>/test/nestjs/lock-key.test.ts', // key templates and parameter names
     '<rootDir>/test/docs/citations.test.ts', // sources cited by their real names

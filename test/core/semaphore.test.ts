@@ -65,6 +65,32 @@ describe('semaphore', () => {
     await lock.release();
   });
 
+  it('frees a slot that a failed attempt was granted late (the scan after a refused SET NX ran after its release)', async () => {
+    const redlock = fx.redlock();
+    const resource = uniqueResource('sem-late');
+    expect(await redlock.tryAcquire(uniqueResource('warm'), 10_000, { permits: 2 })).not.toBeNull(); // connected
+    // Full on nodes 0-2 (a quorum says "held"); node 3 has slot 1 free, node 4 none.
+    await Promise.all([0, 1, 2, 4].map((i) => Promise.all([0, 1].map((s) => fx.node(i).set(slot(resource, s), 'x', 'PX', 60_000)))));
+    await fx.node(3).set(slot(resource, 0), 'x', 'PX', 60_000);
+    const scripts = async (): Promise<number> => {
+      const info = await fx.node(3).info('commandstats');
+      return [...info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    };
+    const before = await scripts();
+    fx.cluster.server(3).pause();
+    fx.cluster.server(4).pause();
+    // Decided by nodes 0-2 while 3 and 4 are silent: the failed attempt's release is queued on node 3
+    // behind its SET NX, and, when that SET NX (slot 0 first) is refused, before the slot scan.
+    // A TTL longer than the waits below: a leaked slot would outlive them.
+    expect(await redlock.tryAcquire(resource, 120_000, { permits: 2 })).toBeNull();
+    fx.cluster.server(3).resume();
+    fx.cluster.server(4).resume();
+    // The release, the scan or a SET that landed, and the late grant's own release have run on node 3...
+    await until(async () => (await scripts()) >= before + 2, 'node 3 answered the attempt');
+    // ...and no slot is held there by the failed attempt's token.
+    await until(async () => (await fx.node(3).get(slot(resource, 1))) === null, 'the late grant on node 3 is freed');
+  });
+
   it('refuses bad permits, fencing, a mode and several resources, naming the fix', async () => {
     const redlock = fx.redlock();
     for (const [options, text] of [

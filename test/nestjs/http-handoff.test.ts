@@ -98,6 +98,39 @@ class HandoffController {
   }
 
   @UseGuards(LaterGuard)
+  @Post('read/:id')
+  @HttpCode(200)
+  @LockRoute('read:<id>', { mode: 'read' })
+  async read(@Param('id') id: string, @Headers('x-req') req: string) {
+    const end = runs.begin(`read:${id}`, req);
+    await points.pass(`handler:${req}`);
+    end();
+    return { ok: true };
+  }
+
+  @UseGuards(LaterGuard)
+  @Post('permit/:id')
+  @HttpCode(200)
+  @LockRoute('permit:<id>', { permits: 1 })
+  async permit(@Param('id') id: string, @Headers('x-req') req: string) {
+    const end = runs.begin(`permit:${id}`, req);
+    await points.pass(`handler:${req}`);
+    end();
+    return { ok: true };
+  }
+
+  @UseGuards(LaterGuard)
+  @Post('fair/:id')
+  @HttpCode(200)
+  @LockRoute('fair:<id>', { fair: true })
+  async fair(@Param('id') id: string, @Headers('x-req') req: string) {
+    const end = runs.begin(`fair:${id}`, req);
+    await points.pass(`handler:${req}`);
+    end();
+    return { ok: true };
+  }
+
+  @UseGuards(LaterGuard)
   @Post('capped/:id')
   @HttpCode(200)
   @LockRoute('capped:<id>', { ttl: 300, maxHoldMs: 300 })
@@ -120,8 +153,9 @@ describe.each(adapters)('route lock hand-off (%s)', (name, makeAdapter) => {
   let direct: Redis[];
   let base: string;
 
-  const held = async (resource: string) =>
-    (await Promise.all(direct.map((c) => c.exists(lockKey(resource))))).filter((n) => n === 1).length;
+  /** On how many nodes `key` exists. */
+  const heldKey = async (key: string) => (await Promise.all(direct.map((c) => c.exists(key)))).filter((n) => n === 1).length;
+  const held = (resource: string) => heldKey(lockKey(resource));
 
   beforeAll(async () => {
     cluster = await RedisCluster.start(3);
@@ -150,31 +184,44 @@ describe.each(adapters)('route lock hand-off (%s)', (name, makeAdapter) => {
     return client;
   };
 
-  it('never runs the handler of a request whose client left before it started, while another request holds the key', async () => {
-    const id = unique(name);
-    const [a, b] = [`${id}-a`, `${id}-b`];
-    const clientA = sendWaiting(`/handoff/${id}`, a);
-    await points.reached(`guard:${a}`); // A holds the lock and waits in the later guard
-    clientA.destroy(); // A's client leaves: its unclaimed hold is released
-    await until(async () => (await held(`handoff:${id}`)) < 2, "A's hold was released when its client left");
+  // [what, route path prefix, resource prefix, the Redis key of a hold on the resource]
+  const primitives: Array<[string, string, string, (resource: string) => string]> = [
+    ['a lock', '/handoff', 'handoff', lockKey],
+    ["a read lock ({ mode: 'read' })", '/handoff/read', 'read', lockKey], // readers mark the lock key
+    ['a semaphore permit ({ permits: 1 })', '/handoff/permit', 'permit', (r) => `redlock:semaphore:${r}:0`],
+    ['a fair lock ({ fair: true })', '/handoff/fair', 'fair', lockKey],
+  ];
 
-    const answerB = request(base)
-      .post(`/handoff/${id}`)
-      .set('x-req', b)
-      .then((r) => r);
-    await points.reached(`handler:${b}`); // B holds the key and is inside its handler
-    points.open(`guard:${a}`); // A's later guard passes now
-    const aRan = points.reached(`handler:${a}`).then(() => 'ran' as const);
-    const aRefused = refusal(a).promise.then(() => 'refused' as const);
-    const outcome = await Promise.race([aRan, aRefused]);
-    points.open(`handler:${b}`);
-    points.open(`handler:${a}`);
-    expect((await answerB).status).toBe(200);
+  it.each(primitives)(
+    'never runs the handler of a request whose client left before it started (%s), while another request holds it',
+    async (_what, path, prefix, keyOf) => {
+      const id = unique(name);
+      const [a, b] = [`${id}-a`, `${id}-b`];
+      const resource = `${prefix}:${id}`;
+      const clientA = sendWaiting(`${path}/${id}`, a);
+      await points.reached(`guard:${a}`); // A holds the lock and waits in the later guard
+      expect(await heldKey(keyOf(resource))).toBeGreaterThanOrEqual(2);
+      clientA.destroy(); // A's client leaves: its unclaimed hold is released
+      await until(async () => (await heldKey(keyOf(resource))) < 2, "A's hold was released when its client left");
 
-    expect(runs.overlaps(`handoff:${id}`)).toEqual([]);
-    expect(outcome).toBe('refused');
-    expect(runs.labels(`handoff:${id}`)).toEqual([b]);
-  });
+      const answerB = request(base)
+        .post(`${path}/${id}`)
+        .set('x-req', b)
+        .then((r) => r);
+      await points.reached(`handler:${b}`); // B holds the key and is inside its handler
+      points.open(`guard:${a}`); // A's later guard passes now
+      const aRan = points.reached(`handler:${a}`).then(() => 'ran' as const);
+      const aRefused = refusal(a).promise.then(() => 'refused' as const);
+      const outcome = await Promise.race([aRan, aRefused]);
+      points.open(`handler:${b}`);
+      points.open(`handler:${a}`);
+      expect((await answerB).status).toBe(200);
+
+      expect(runs.overlaps(resource)).toEqual([]);
+      expect(outcome).toBe('refused');
+      expect(runs.labels(resource)).toEqual([b]);
+    },
+  );
 
   it('never runs the handler on a hold that expired before it started; the client gets 409', async () => {
     const id = unique(name);

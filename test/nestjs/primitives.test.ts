@@ -1,7 +1,8 @@
 /**
  * Read-write locks and semaphores in the Nest layer, on 3 real redis-server processes:
  * `@WithLock(key, { mode })`, `@WithSemaphore(key, { permits })`, `@LockRoute` with a mode,
- * reentrancy by primitive, and the HTTP mapping (409 + Retry-After) for a full semaphore.
+ * reentrancy by primitive, the HTTP mapping (409 + Retry-After) for a full semaphore, and a burst
+ * of semaphore calls that is contention, not an outage.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Injectable, Param, type INestApplication } from '@nestjs/common';
@@ -62,6 +63,12 @@ class Config {
   async export(tenantId: string) {
     await gate.pass();
     return primitiveOf(currentLock()!);
+  }
+
+  @WithSemaphore('burst:<tenantId>', { permits: 5, wait: false })
+  async burst(tenantId: string) {
+    await new Promise((r) => setImmediate(r));
+    return tenantId;
   }
 }
 
@@ -132,6 +139,17 @@ describe('read-write locks and semaphores in Nest', () => {
     gate.release();
     expect(await Promise.all(running)).toEqual(['semaphore', 'semaphore']);
   });
+
+  it('maps a burst of 10,000 @WithSemaphore calls (wait: false) to contention, never to an outage', async () => {
+    const tenant = unique('burst');
+    // The 10,000 calls' synchronous part alone can outlast the clients' own command timeout.
+    const results = await Promise.allSettled(Array.from({ length: 10_000 }, () => config.burst(tenant)));
+    const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    // LockNotAcquiredError is what a route answers with 409 + Retry-After (see the next test); never a 503's error.
+    expect([...new Set(errors.map((e) => (e as Error).name))]).toEqual(['LockNotAcquiredError']);
+    expect(errors.every((e) => e instanceof LockNotAcquiredError)).toBe(true);
+    expect(results.length - errors.length).toBeGreaterThanOrEqual(1);
+  }, 120_000);
 
   it('takes a read lock for @LockRoute with a mode, and answers 409 with Retry-After for a full semaphore', async () => {
     const server = app.getHttpServer() as Parameters<typeof request>[0];

@@ -2,7 +2,8 @@
  * @WithLock on methods whose result is consumed over time: an Observable holds the lock from
  * subscription until complete / error / unsubscribe, an async generator for its whole iteration
  * (currentLock() inside), and results that cannot be held for are refused with a typed error,
- * never consumed unlocked. Against real redis-server processes, in plain calls and over a TCP
+ * never consumed unlocked. The holding tests run for a lock, a read lock (`{ mode: 'read' }`) and
+ * a `@WithSemaphore` permit. Against real redis-server processes, in plain calls and over a TCP
  * microservice.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -20,7 +21,7 @@ import {
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { LockNotAcquiredError, type Lock } from '@redlock-nest/core';
-import { currentLock, LockedResultError, RedlockModule, RedlockService, WithLock } from '@redlock-nest/nestjs';
+import { currentLock, LockedResultError, RedlockModule, RedlockService, WithLock, WithSemaphore } from '@redlock-nest/nestjs';
 import { get, type ClientRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
@@ -117,6 +118,78 @@ class Feeds {
   }
 }
 
+/** The same Observable and async-generator shapes as Feeds, held by a read lock or a semaphore permit. */
+@Injectable()
+class PrimitiveFeeds {
+  @WithLock('rfeed:<id>', { mode: 'read', wait: false })
+  watchRead(id: string, source: Subject<string>): Observable<string> {
+    return new Observable<string>((subscriber) => {
+      seen.subscribedWith.push(currentLock());
+      return source.subscribe(subscriber);
+    });
+  }
+
+  /** A writer: what a reader keeps out. */
+  @WithLock('rfeed:<id>', { mode: 'write', wait: false })
+  async touchRead(id: string): Promise<string> {
+    return `touched ${id}`;
+  }
+
+  @WithLock('rexport:<id>', { mode: 'read', wait: false })
+  async *rowsRead(id: string, count: number, gate?: () => Promise<void>) {
+    for (let i = 0; i < count; i++) {
+      if (gate) await gate();
+      seen.iteratedWith.push(currentLock());
+      yield `${id}#${i}`;
+    }
+  }
+
+  @WithLock('rexport:<id>', { mode: 'write', wait: false })
+  async exportTouchRead(id: string): Promise<string> {
+    return `touched ${id}`;
+  }
+
+  @WithSemaphore('pfeed:<id>', { permits: 1, wait: false })
+  watchPermit(id: string, source: Subject<string>): Observable<string> {
+    return new Observable<string>((subscriber) => {
+      seen.subscribedWith.push(currentLock());
+      return source.subscribe(subscriber);
+    });
+  }
+
+  @WithSemaphore('pfeed:<id>', { permits: 1, wait: false })
+  async touchPermit(id: string): Promise<string> {
+    return `touched ${id}`;
+  }
+
+  @WithSemaphore('pexport:<id>', { permits: 1, wait: false })
+  async *rowsPermit(id: string, count: number, gate?: () => Promise<void>) {
+    for (let i = 0; i < count; i++) {
+      if (gate) await gate();
+      seen.iteratedWith.push(currentLock());
+      yield `${id}#${i}`;
+    }
+  }
+
+  @WithSemaphore('pexport:<id>', { permits: 1, wait: false })
+  async exportTouchPermit(id: string): Promise<string> {
+    return `touched ${id}`;
+  }
+}
+
+/** How a holding test reaches one primitive: its methods, and the Redis key a hold sets. */
+interface Streamed {
+  watch(id: string, source: Subject<string>): Observable<string>;
+  touch(id: string): Promise<string>;
+  rows(id: string, count: number, gate?: () => Promise<void>): AsyncGenerator<string>;
+  exportTouch(id: string): Promise<string>;
+  /** The resource of `watch` / `rows` for `id`. */
+  feed(id: string): string;
+  export(id: string): string;
+  /** The key a hold of `resource` sets (a lock and a read lock: the lock key; a permit: its slot). */
+  key(resource: string): string;
+}
+
 @Controller()
 class FeedHandlers {
   /** A microservice handler streaming values while it holds the lock on the sku. */
@@ -156,11 +229,52 @@ describe('@WithLock on Observable and async-iterable methods', () => {
   let direct: Redis;
   let app: INestApplication;
   let feeds: Feeds;
+  let primitives: PrimitiveFeeds;
   let service: RedlockService;
   let micro: INestMicroservice;
   let client: ClientProxy;
 
   const held = async (key: string) => (await direct.exists(lockKey(key))) === 1;
+  const heldKey = async (key: string) => (await direct.exists(key)) === 1;
+
+  const STREAMED: Array<[string, () => Streamed]> = [
+    [
+      'a lock',
+      () => ({
+        watch: (id, source) => feeds.watch(id, source),
+        touch: (id) => feeds.touch(id),
+        rows: (id, count, gate) => feeds.rows(id, count, gate),
+        exportTouch: (id) => feeds.exportTouch(id),
+        feed: (id) => `feed:${id}`,
+        export: (id) => `export:${id}`,
+        key: lockKey,
+      }),
+    ],
+    [
+      "a read lock ({ mode: 'read' }; a writer is what it keeps out)",
+      () => ({
+        watch: (id, source) => primitives.watchRead(id, source),
+        touch: (id) => primitives.touchRead(id),
+        rows: (id, count, gate) => primitives.rowsRead(id, count, gate),
+        exportTouch: (id) => primitives.exportTouchRead(id),
+        feed: (id) => `rfeed:${id}`,
+        export: (id) => `rexport:${id}`,
+        key: lockKey, // readers mark the lock key
+      }),
+    ],
+    [
+      '@WithSemaphore ({ permits: 1 })',
+      () => ({
+        watch: (id, source) => primitives.watchPermit(id, source),
+        touch: (id) => primitives.touchPermit(id),
+        rows: (id, count, gate) => primitives.rowsPermit(id, count, gate),
+        exportTouch: (id) => primitives.exportTouchPermit(id),
+        feed: (id) => `pfeed:${id}`,
+        export: (id) => `pexport:${id}`,
+        key: (resource) => `redlock:semaphore:${resource}:0`,
+      }),
+    ],
+  ];
   /** Resolves once the library released `resource` (its 'release' event: the keys are deleted). */
   const released = (resource: string) =>
     new Promise<void>((resolve) => {
@@ -177,12 +291,13 @@ describe('@WithLock on Observable and async-iterable methods', () => {
     direct = directClient(redis.url);
     const moduleRef = await Test.createTestingModule({
       imports: [RedlockModule.forRoot({ nodes: [redis.url], isGlobal: true, ttl: 3_000 })],
-      providers: [Feeds],
+      providers: [Feeds, PrimitiveFeeds],
       controllers: [FeedHandlers, EventsController],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
     feeds = app.get(Feeds);
+    primitives = app.get(PrimitiveFeeds);
     service = app.get(RedlockService);
     const port = await freePort();
     micro = moduleRef.createNestMicroservice({
@@ -204,11 +319,13 @@ describe('@WithLock on Observable and async-iterable methods', () => {
   });
 
   describe('an Observable-returning method', () => {
-    it('acquires on subscribe (not on call) and holds the lock until complete', async () => {
+    it.each(STREAMED)('acquires on subscribe (not on call) and holds until complete: %s', async (_what, of) => {
+      const p = of();
       const id = unique('obs');
+      const resource = p.feed(id);
       const source = new Subject<string>();
-      const feed = feeds.watch(id, source);
-      expect(await held(`feed:${id}`)).toBe(false); // lazy, like any Observable
+      const feed = p.watch(id, source);
+      expect(await heldKey(p.key(resource))).toBe(false); // lazy, like any Observable
 
       const values: string[] = [];
       const first = deferred();
@@ -220,21 +337,31 @@ describe('@WithLock on Observable and async-iterable methods', () => {
         },
         complete: () => done.resolve(),
       });
-      await until(() => seen.subscribedWith.length > 0);
+      await until(() => source.observed);
       source.next('a');
       await first.promise;
-      expect(seen.subscribedWith.at(-1)?.resources).toEqual([`feed:${id}`]); // the source ran inside the lock
-      expect(await held(`feed:${id}`)).toBe(true);
-      expect(await rejection(feeds.touch(id))).toBeInstanceOf(LockNotAcquiredError);
-      expect(await rejection(lastValueFrom(feeds.watch(id, new Subject())))).toBeInstanceOf(LockNotAcquiredError);
+      expect(seen.subscribedWith.at(-1)?.resources).toEqual([resource]); // the source ran inside the lock
+      expect(await heldKey(p.key(resource))).toBe(true);
+      expect(await rejection(p.touch(id))).toBeInstanceOf(LockNotAcquiredError);
 
       source.next('b');
       source.complete();
       await done.promise;
       // Released before the subscriber heard of the completion.
-      expect(await held(`feed:${id}`)).toBe(false);
+      expect(await heldKey(p.key(resource))).toBe(false);
       expect(values).toEqual(['a', 'b']);
-      expect(await feeds.touch(id)).toBe(`touched ${id}`);
+      expect(await p.touch(id)).toBe(`touched ${id}`);
+    });
+
+    it('a second subscription to a held feed is refused', async () => {
+      const id = unique('obs-twice');
+      const source = new Subject<string>();
+      const subscription = feeds.watch(id, source).subscribe();
+      await until(() => source.observed);
+      expect(await rejection(lastValueFrom(feeds.watch(id, new Subject())))).toBeInstanceOf(LockNotAcquiredError);
+      const release = released(`feed:${id}`);
+      subscription.unsubscribe();
+      await release;
     });
 
     it('releases when the source errors, and passes the error on after the release', async () => {
@@ -318,23 +445,25 @@ describe('@WithLock on Observable and async-iterable methods', () => {
   });
 
   describe('an async generator method', () => {
-    it('holds the lock for the whole iteration, with currentLock() inside the body', async () => {
+    it.each(STREAMED)('holds for the whole iteration, with currentLock() inside the body: %s', async (_what, of) => {
+      const p = of();
       const id = unique('gen');
-      const rows = feeds.rows(id, 3);
-      expect(await held(`export:${id}`)).toBe(false); // nothing runs before the first next()
+      const resource = p.export(id);
+      const rows = p.rows(id, 3);
+      expect(await heldKey(p.key(resource))).toBe(false); // nothing runs before the first next()
       const out: string[] = [];
       const before = seen.iteratedWith.length;
       for await (const row of rows) {
         out.push(row);
-        expect(await held(`export:${id}`)).toBe(true);
-        expect(await rejection(feeds.exportTouch(id))).toBeInstanceOf(LockNotAcquiredError);
+        expect(await heldKey(p.key(resource))).toBe(true);
+        expect(await rejection(p.exportTouch(id))).toBeInstanceOf(LockNotAcquiredError);
       }
       expect(out).toEqual([`${id}#0`, `${id}#1`, `${id}#2`]);
       const locks = seen.iteratedWith.slice(before);
-      expect(locks.map((l) => l?.resources)).toEqual([[`export:${id}`], [`export:${id}`], [`export:${id}`]]);
+      expect(locks.map((l) => l?.resources)).toEqual([[resource], [resource], [resource]]);
       expect(new Set(locks).size).toBe(1); // one lock for the whole iteration
-      expect(await held(`export:${id}`)).toBe(false);
-      expect(await feeds.exportTouch(id)).toBe(`touched ${id}`);
+      expect(await heldKey(p.key(resource))).toBe(false);
+      expect(await p.exportTouch(id)).toBe(`touched ${id}`);
     });
 
     it('currentLock() survives awaits inside the generator body', async () => {

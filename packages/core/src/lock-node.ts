@@ -31,11 +31,40 @@ export function guardSocketErrors(client: object): void {
 }
 
 /**
- * A command of a round: when it was written to its node (monotonic ms), NaN until then.
- * The round's clock for the node starts there, not when the round began.
+ * What a round knows of its exchange with one node (monotonic ms). The two clocks differ
+ * once the exchange has a follow-up command: validity counts from the first write, the
+ * node's timeout from the write of the command it is answering now.
  */
 export interface SendSlot {
+  /** When the exchange's first command was written, NaN until then: where a grant's validity starts. */
   sentAt: number;
+  /**
+   * When the command the round now waits for was written; NaN while it waits unwritten,
+   * in our own backlog (then the node is charged only while it leaves an older command
+   * unanswered). The node's timeout clock runs from here.
+   */
+  waitingSince: number;
+}
+
+/** The commands of one exchange with a node, in order; see {@link LockNode.exchange}. */
+export interface NodeExchange {
+  call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T>;
+  run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown>;
+}
+
+/** One command written and not answered yet: when it was written, and the exchange it belongs to. */
+interface Wire {
+  sentAt: number;
+  readonly slot: SendSlot | undefined;
+}
+
+/** Records that a command of `slot`'s exchange was written at `at`. */
+function stamp(wire: Wire, at: number): void {
+  wire.sentAt = at;
+  const slot = wire.slot;
+  if (!slot) return;
+  if (!(slot.sentAt >= 0)) slot.sentAt = at;
+  slot.waitingSince = at;
 }
 
 /**
@@ -46,6 +75,15 @@ export interface SendSlot {
  * microseconds to read, the round trip tens of them.
  */
 const IN_FLIGHT_WINDOW = 128;
+
+/** Gives `command` to the client; a synchronous throw becomes a rejection. */
+function handOver<T>(command: (client: RedisClientLike) => Promise<T>, client: RedisClientLike): Promise<T> {
+  try {
+    return command(client);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
 
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
@@ -62,19 +100,18 @@ export class LockNode {
   readonly label: string;
   private connecting: Promise<void> | undefined;
   private closed = false;
-  private corked = false;
+  /** This tick's commands, handed to the client together when the tick ends (see batchForTick). */
+  private tickBatch: Array<(writtenAt: number) => void> | undefined;
   /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established. */
   private readonly sentInFull = new Set<string>();
   /** Commands called and not yet settled (written or not), so close() can let them land before QUIT. */
   private inFlight = 0;
   /** Commands written and not yet answered, oldest first (a Set keeps insertion order). */
-  private readonly written = new Set<SendSlot>();
+  private readonly written = new Set<Wire>();
   /** Commands waiting for the connection or for room in the in-flight window, oldest first. */
   private readonly backlog = new CommandBacklog();
   /** A connect started for the backlog and not settled yet. */
   private connectingBacklog = false;
-  /** Slots of the commands held back by this tick's cork: they are written when it ends. */
-  private corkedSlots: SendSlot[] = [];
   /** The slot of the next command called, set by sending() for the synchronous part of a send. */
   private nextSlot: SendSlot | undefined;
   /** close() waiting for `inFlight` to reach 0. */
@@ -129,8 +166,8 @@ export class LockNode {
 
   /**
    * Runs `send`, whose first command (issued synchronously within it) records in `slot`
-   * when it is written. Only that one: a follow-up command (a PTTL after a refused SET)
-   * answers the same round.
+   * when it is written. A follow-up command (a PTTL after a refused SET) counts for the
+   * same round only when sent through {@link exchange}, taken synchronously within `send`.
    */
   sending<T>(slot: SendSlot, send: () => Promise<T>): Promise<T> {
     this.nextSlot = slot;
@@ -147,8 +184,39 @@ export class LockNode {
    * unanswered command means the node (or the network) stopped, not that we are busy.
    */
   unansweredSince(): number {
-    for (const slot of this.written) return slot.sentAt;
+    for (const wire of this.written) return wire.sentAt;
     return NaN;
+  }
+
+  /**
+   * The commands a round's `send` sends to this node, when there are several in sequence
+   * (a `SET NX`, then a scan of the other slots if it was refused). Taken synchronously
+   * within `send`, before its first command. Each command of the exchange restarts the
+   * node's timeout clock when it is written, and a follow-up waiting in our backlog is not
+   * charged to the node: the time it waits behind a burst's other commands is ours. A
+   * follow-up also goes before the commands that start new exchanges (see CommandBacklog).
+   * Validity still counts from the first command's write.
+   *
+   * @example
+   * ```ts
+   * const x = node.exchange();
+   * return x.call((c) => c.set(key, token, 'PX', ttlMs, 'NX')).then((r) => (r === 'OK' ? r : x.call((c) => c.pttl(key))));
+   * ```
+   */
+  exchange(): NodeExchange {
+    const slot = this.nextSlot;
+    this.nextSlot = undefined;
+    if (!slot) return this;
+    let first = true;
+    const send = <T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> => {
+      const followUp = !first;
+      first = false;
+      return this.send(command, slot, followUp);
+    };
+    return {
+      call: send,
+      run: (script, keys, args) => send(() => this.sendScript(script, keys, args)),
+    };
   }
 
   /**
@@ -156,21 +224,28 @@ export class LockNode {
    * batching, the in-flight window, and close() letting it land first.
    */
   call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
-    const slot = this.nextSlot ?? { sentAt: NaN };
+    const slot = this.nextSlot;
     this.nextSlot = undefined;
+    return this.send(command, slot, false);
+  }
+
+  private send<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot | undefined, followUp: boolean): Promise<T> {
+    const wire: Wire = { sentAt: NaN, slot };
     if (this.client.status === 'ready' && this.backlog.empty && this.written.size < IN_FLIGHT_WINDOW) {
-      return this.track(this.issue(command, slot), slot);
+      return this.track(this.issue(command, wire), wire);
     }
-    return this.track(this.later(command, slot), slot);
+    // Waiting unwritten: the node is not answering this command yet.
+    if (slot) slot.waitingSince = NaN;
+    return this.track(this.later(command, wire, followUp), wire);
   }
 
   /**
    * Holds a command client-side until the connection is up (connect on first use, not
-   * charged to the command: its slot starts when it is written) and the window has room.
+   * charged to the command: its clock starts when it is written) and the window has room.
    */
-  private later<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
+  private later<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire, followUp: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.backlog.push({ write: () => void this.issue(command, slot).then(resolve, reject), fail: reject });
+      this.backlog.push({ write: () => void this.issue(command, wire).then(resolve, reject), fail: reject }, followUp);
       this.pump();
     });
   }
@@ -201,36 +276,41 @@ export class LockNode {
     this.backlog.writeWhile(() => this.written.size < IN_FLIGHT_WINDOW);
   }
 
-  private issue<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot): Promise<T> {
-    // Held back by the cork, it is written when the tick ends: its clock starts then.
-    if (this.corkForTick()) this.corkedSlots.push(slot);
-    else slot.sentAt = performance.now();
-    this.written.add(slot);
-    try {
-      return command(this.client);
-    } catch (err) {
-      return Promise.reject(err);
+  private issue<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire): Promise<T> {
+    this.written.add(wire);
+    const batch = this.batchForTick();
+    if (!batch) {
+      stamp(wire, performance.now());
+      return handOver(command, this.client);
     }
+    // Written when the tick ends: its clocks (ours, and the client's own command timeout) start then.
+    if (wire.slot) wire.slot.waitingSince = NaN;
+    return new Promise<T>((resolve, reject) => {
+      batch.push((writtenAt) => {
+        stamp(wire, writtenAt);
+        handOver(command, this.client).then(resolve, reject);
+      });
+    });
   }
 
   /** Counts the command until it settles (one derived promise: this is on every lock operation's path). */
-  private track<T>(sent: Promise<T>, slot: SendSlot): Promise<T> {
+  private track<T>(sent: Promise<T>, wire: Wire): Promise<T> {
     this.inFlight++;
     return sent.then(
       (reply) => {
-        this.settled(slot);
+        this.settled(wire);
         return reply;
       },
       (err: unknown) => {
-        this.settled(slot);
+        this.settled(wire);
         throw this.explain(err);
       },
     );
   }
 
-  private settled(slot: SendSlot): void {
+  private settled(wire: Wire): void {
     // Room in the window: write the oldest waiting commands (each adds itself to `written`).
-    if (this.written.delete(slot) && !this.backlog.empty) this.pump();
+    if (this.written.delete(wire) && !this.backlog.empty) this.pump();
     if (--this.inFlight === 0) this.onDrained?.();
   }
 
@@ -260,27 +340,32 @@ export class LockNode {
   }
 
   /**
-   * Holds this tick's writes to the node back until the tick ends (true while it does), so commands issued
-   * together (concurrent callers, a round's release) leave in one write. This replaces
-   * ioredis' auto-pipelining, which waits for setImmediate and lets one pipeline per
-   * connection be in flight: on a busy event loop that cost a single caller ~40% latency.
+   * The batch of this tick's commands to the node, handed to the client together when the
+   * tick ends, inside one cork of its socket; undefined when the client has no socket to cork.
+   * Commands issued together (concurrent callers, a round's release) then leave in one write.
+   * This replaces ioredis' auto-pipelining, which waits for setImmediate and lets one pipeline
+   * per connection be in flight: on a busy event loop that cost a single caller ~40% latency.
+   * The commands are handed over at the write, not when issued: a tick of thousands of calls
+   * can run for seconds, and the client's own command timeout, armed when it gets a command,
+   * would otherwise fire before the replies are read (that time is ours, not the node's).
    */
-  private corkForTick(): boolean {
-    if (this.corked) return true;
+  private batchForTick(): Array<(writtenAt: number) => void> | undefined {
+    if (this.tickBatch) return this.tickBatch;
     const stream = (this.client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
-    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return false;
-    this.corked = true;
-    stream.cork();
+    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
+    const batch: Array<(writtenAt: number) => void> = [];
+    this.tickBatch = batch;
     process.nextTick(() => {
-      this.corked = false;
-      stream.uncork!();
-      // Written now: a tick with thousands of commands can take long (not the node's time).
-      const sentAt = performance.now();
-      const slots = this.corkedSlots;
-      this.corkedSlots = [];
-      for (const slot of slots) slot.sentAt = sentAt;
+      this.tickBatch = undefined;
+      const writtenAt = performance.now();
+      stream.cork!();
+      try {
+        for (const write of batch) write(writtenAt);
+      } finally {
+        stream.uncork!();
+      }
     });
-    return true;
+    return batch;
   }
 
   private async settleInFlight(boundMs: number): Promise<void> {

@@ -15,7 +15,7 @@
  */
 import { isClusterClient } from './cluster-client.js';
 import { RedlockArgumentError } from './errors.js';
-import type { LockNode } from './lock-node.js';
+import type { LockNode, NodeExchange } from './lock-node.js';
 import type { ClusterNodeClient } from './node-client.js';
 
 /** `replicaSync` of a Redlock: how many replicas must confirm a grant, and how long to wait for them. */
@@ -77,6 +77,8 @@ export function syncsReplicas(node: LockNode): boolean {
 /** The grants of one tick on one connection, confirmed by one WAIT sent when the tick ends. */
 interface Batch {
   readonly keys: string[];
+  /** The exchange of the grant that opened the batch: the WAIT is its follow-up (see LockNode.exchange). */
+  readonly via: NodeExchange;
   readonly acks: Promise<number>;
 }
 
@@ -90,11 +92,11 @@ const batches = new WeakMap<LockNode, Map<string, Batch>>();
  * WAIT is written. One WAIT per grant would serialise them: WAIT blocks its connection until the
  * replica acknowledges, so a burst of grants would queue one replica round trip each behind it.
  */
-function acksFor(node: LockNode, key: string, cfg: Resolved): Promise<number> {
+function acksFor(node: LockNode, key: string, cfg: Resolved, via: NodeExchange): Promise<number> {
   const client = node.client;
   // A cluster master is known by the client's slot map; without one, no batching (one WAIT per grant).
   const master = isClusterClient(client) ? client.masterOf?.(key) : '';
-  if (master === undefined) return node.call(() => (client as ClusterNodeClient).replicaAcks(key, cfg.replicas, cfg.timeoutMs));
+  if (master === undefined) return via.call(() => (client as ClusterNodeClient).replicaAcks(key, cfg.replicas, cfg.timeoutMs));
   let open = batches.get(node);
   if (!open) batches.set(node, (open = new Map<string, Batch>()));
   const joined = open.get(master);
@@ -106,21 +108,25 @@ function acksFor(node: LockNode, key: string, cfg: Resolved): Promise<number> {
   const acks = new Promise<number>((resolve, reject) => {
     process.nextTick(() => {
       open.delete(master);
-      sendWait(node, master, keys, cfg).then(resolve, reject);
+      sendWait(node, master, keys, cfg, via).then(resolve, reject);
     });
   });
-  open.set(master, { keys, acks });
+  open.set(master, { keys, via, acks });
   return acks;
 }
 
-/** The batch's WAIT: on the plain node's connection, or routed by a key whose slot the master still serves. */
-function sendWait(node: LockNode, master: string, keys: readonly string[], cfg: Resolved): Promise<number> {
+/**
+ * The batch's WAIT: on the plain node's connection, or routed by a key whose slot the master still
+ * serves. Sent as the opening grant's follow-up, so it goes before new attempts in a burst's backlog
+ * and the node is not charged for the time it waited there.
+ */
+function sendWait(node: LockNode, master: string, keys: readonly string[], cfg: Resolved, via: NodeExchange): Promise<number> {
   const client = node.client;
-  if (!isClusterClient(client)) return node.call((c) => (c as unknown as WaitClient).wait(cfg.replicas, cfg.timeoutMs));
+  if (!isClusterClient(client)) return via.call((c) => (c as unknown as WaitClient).wait(cfg.replicas, cfg.timeoutMs));
   // The slot map changed within the tick (MOVED): the keys no longer on that master wait one by one.
   const moved = keys.filter((k) => client.masterOf?.(k) !== master);
   const waits = [keys.find((k) => !moved.includes(k)), ...moved].flatMap((k) =>
-    k === undefined ? [] : [node.call(() => client.replicaAcks(k, cfg.replicas, cfg.timeoutMs))],
+    k === undefined ? [] : [via.call(() => client.replicaAcks(k, cfg.replicas, cfg.timeoutMs))],
   );
   return Promise.all(waits).then((acks) => Math.min(...acks));
 }
@@ -129,11 +135,11 @@ function sendWait(node: LockNode, master: string, keys: readonly string[], cfg: 
  * Resolves once `replicas` replicas of the master that holds `key` acknowledged every write
  * our connection to it made so far; rejects with {@link ReplicaSyncError} when fewer did in time.
  */
-export async function confirmReplicas(node: LockNode, key: string): Promise<void> {
+export async function confirmReplicas(node: LockNode, key: string, via: NodeExchange = node): Promise<void> {
   const cfg = settings.get(node);
   if (!cfg) return;
   // WAIT counts the writes of the connection it is sent on: the grant's, on the same connection.
-  const acks = await acksFor(node, key, cfg);
+  const acks = await acksFor(node, key, cfg, via);
   if (Number(acks) < cfg.replicas) {
     throw new ReplicaSyncError(
       `${Number(acks)} of ${cfg.replicas} replica(s) of ${node.label} confirmed the write within ${cfg.timeoutMs} ms (WAIT): ` +
@@ -142,11 +148,20 @@ export async function confirmReplicas(node: LockNode, key: string): Promise<void
   }
 }
 
-/** `sent`'s reply once, when `granted(reply)`, replicas confirmed it (see {@link confirmReplicas}). */
-export function synced<T>(node: LockNode, key: string, sent: Promise<T>, granted: (reply: T) => boolean): Promise<T> {
+/**
+ * `sent`'s reply once, when `granted(reply)`, replicas confirmed it (see {@link confirmReplicas}).
+ * `via`: the exchange `sent` was part of, so the WAIT is its follow-up.
+ */
+export function synced<T>(
+  node: LockNode,
+  key: string,
+  sent: Promise<T>,
+  granted: (reply: T) => boolean,
+  via: NodeExchange = node,
+): Promise<T> {
   if (!settings.has(node)) return sent;
   return sent.then(async (reply) => {
-    if (granted(reply)) await confirmReplicas(node, key);
+    if (granted(reply)) await confirmReplicas(node, key, via);
     return reply;
   });
 }

@@ -26,7 +26,7 @@ export interface RoundOptions<T = unknown> {
   readonly quorum: number;
   /** A node that has not answered this many ms after its command was written counts as `timeout`. */
   readonly timeoutMs: number;
-  /** Resolve as soon as success or failure is certain, instead of waiting for every node. */
+  /** Resolve as soon as success, or failure and its kind (contention or outage), is certain, instead of waiting for every node. */
   readonly early: boolean;
   /** Resolve once this many nodes answered, whatever they answered. Default: all of them. */
   readonly settle?: number;
@@ -62,7 +62,8 @@ function isTimeout(err: unknown): boolean {
  * One timer per round, not one per node, bounds the wait, and it measures the nodes,
  * not this process: each node's clock starts when its command is written (not while
  * it waits for the connection, bounded by the connect timeout, or behind our own queue
- * to the node, unless the node stopped answering), and replies already received are
+ * to the node, unless the node stopped answering), restarts with each follow-up command
+ * of the node's exchange (see LockNode.exchange), and replies already received are
  * read before anyone is declared timed out.
  */
 export function runRound<T>(
@@ -78,6 +79,8 @@ export function runRound<T>(
   let ok = 0;
   let notOk = 0;
   let settled = 0;
+  let held = 0;
+  let failed = 0;
   // No node to ask (the rest of an arbitrated round on a single node): nothing to wait for.
   if (n === 0) return Promise.resolve({ outcomes, values, ok: 0, sentAt: undefined });
   return new Promise((resolve) => {
@@ -103,7 +106,18 @@ export function runRound<T>(
       settled++;
       if (outcome.status === 'ok') ok++;
       else notOk++;
-      if (settled >= settle || (early && (ok >= quorum || notOk > n - quorum)) || decided?.(i, outcome, value) === true) finish();
+      if (outcome.status === 'held') held++;
+      else if (outcome.status === 'timeout' || outcome.status === 'error') failed++;
+      const ready = settled >= settle || (early && (ok >= quorum || notOk > n - quorum)) || decided?.(i, outcome, value) === true;
+      if (ready && !(ok < quorum && failureKindOpen())) finish();
+    };
+    // A failed round whose failed nodes and silent ones could still rule a quorum out, while its
+    // held ones alone do not: contention or an outage depends on the silent nodes, so it waits for
+    // their answers or timeouts (bounded by the node timeout). One node saying "held" (a partial
+    // hold of a concurrent, doomed attempt) must not pass for contention while a majority stopped.
+    const failureKindOpen = (): boolean => {
+      const silent = n - settled;
+      return silent > 0 && failed > 0 && failed + silent > n - quorum && held <= n - quorum;
     };
     const expire = (): void => {
       if (done) return;
@@ -113,9 +127,11 @@ export function runRound<T>(
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
       for (let i = 0; i < n && !done; i++) {
         if (outcomes[i]!.status !== 'pending') continue;
-        // Written: the node's own time. Not written yet: charged only while the node
+        // Written: the node's own time, from the write of the command it answers now (an
+        // exchange's follow-up restarts it). Not written yet: charged only while the node
         // leaves an earlier command unanswered (it is paused or stuck, not just busy).
-        const since = slots[i]!.sentAt >= 0 ? slots[i]!.sentAt : nodes[i]!.unansweredSince();
+        const waiting = slots[i]!.waitingSince;
+        const since = waiting >= 0 ? waiting : nodes[i]!.unansweredSince();
         const due = since + timeoutMs;
         if (due <= now) {
           record(i, { node: nodes[i]!.label, status: 'timeout', error: `no answer within ${timeoutMs} ms` });
@@ -136,7 +152,7 @@ export function runRound<T>(
     };
     for (let i = 0; i < n; i++) {
       const node = nodes[i]!;
-      const slot: SendSlot = { sentAt: NaN };
+      const slot: SendSlot = { sentAt: NaN, waitingSince: NaN };
       slots[i] = slot;
       let reply: Promise<unknown>;
       try {

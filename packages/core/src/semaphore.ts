@@ -78,6 +78,8 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
       // Every node scans from the same random slot: nodes in the same state grant the same slot.
       const first = randomInt(permits);
       let kept: number | undefined;
+      // Set once the attempt failed: nothing granted from then on is kept.
+      let failed = false;
       // Late grants seen before the round was settled (their replies can be read in the same tick).
       let early: Array<[number, number]> | undefined = [];
       const free = (index: number, slot: number): void => {
@@ -105,16 +107,20 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
           early = undefined;
           return round;
         },
-        // A late grant of the kept slot is part of the lock; any other is freed (a failed
-        // attempt's late grants are undone by releasePartial, sent after them on the same connection).
+        // A late grant of the kept slot is part of the lock; any other is freed, and so is every
+        // late grant of a failed attempt: releasePartial may have reached the node before the
+        // slot scan that followed a refused SET NX there (the round ended before its reply).
         late: (index, outcome, value) => {
           if (outcome.status !== 'ok' || !value) return;
           const slot = Number(value[0]);
           if (early) early.push([index, slot]);
-          else if (kept !== undefined && slot !== kept) free(index, slot);
+          else if (failed || kept === undefined || slot !== kept) free(index, slot);
         },
         lockKeys: () => [slotKeys[kept!]!],
-        releasePartial: (outcomes) => releasePartialHolds(host.nodes, outcomes, slotKeys, token),
+        releasePartial: (outcomes) => {
+          failed = true;
+          return releasePartialHolds(host.nodes, outcomes, slotKeys, token);
+        },
       };
     },
   };

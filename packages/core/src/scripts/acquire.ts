@@ -1,6 +1,6 @@
 import { isClusterClient } from '../cluster-client.js';
 import { slotGroups, type SlotGroup } from '../hash-slot.js';
-import { defineScript, type LockNode } from '../lock-node.js';
+import { defineScript, type LockNode, type NodeExchange } from '../lock-node.js';
 import { synced } from '../replica-sync.js';
 import type { ParsedReply } from '../round.js';
 import { releaseOnNode } from './release.js';
@@ -54,22 +54,24 @@ export function acquireOnNode(node: LockNode, keys: readonly string[], token: st
   const groups = isClusterClient(node.client) && keys.length > (fencing ? 2 : 1) ? slotGroups(keys, fencing ? 2 : 1) : undefined;
   if (groups && groups.length > 1) return acquireAcrossSlots(node, groups, token, ttlMs, fencing);
   // With replicaSync, a grant counts once replicas confirmed it (WAIT on the same connection).
-  return synced(node, keys[0]!, acquireInOneSlot(node, keys, token, ttlMs, fencing), isGrant);
+  // One exchange: a PTTL after a refused SET, and the WAIT, are the round's follow-ups.
+  const x = node.exchange();
+  return synced(node, keys[0]!, acquireInOneSlot(x, keys, token, ttlMs, fencing), isGrant, x);
 }
 
 function isGrant(reply: unknown): boolean {
   return Array.isArray(reply) && Number(reply[0]) === 1;
 }
 
-function acquireInOneSlot(node: LockNode, keys: readonly string[], token: string, ttlMs: number, fencing: boolean): Promise<unknown> {
+function acquireInOneSlot(x: NodeExchange, keys: readonly string[], token: string, ttlMs: number, fencing: boolean): Promise<unknown> {
   if (keys.length === 1 && !fencing) {
     const key = keys[0]!;
-    return node
+    return x
       .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
       .then((reply) =>
         reply === 'OK'
           ? SET_REPLY
-          : node
+          : x
               .call((client) => client.pttl(key))
               .then(
                 (pttl) => [0, pttl],
@@ -77,7 +79,7 @@ function acquireInOneSlot(node: LockNode, keys: readonly string[], token: string
               ),
       );
   }
-  return node.run(ACQUIRE_SCRIPT, keys, [token, ttlMs, fencing ? '1' : '0']);
+  return x.run(ACQUIRE_SCRIPT, keys, [token, ttlMs, fencing ? '1' : '0']);
 }
 
 /**

@@ -119,8 +119,9 @@ export function fairAcquireOnNode(
 ): Promise<unknown> {
   const k = [keys.lock, keys.queue, keys.counter, keys.alive, ...(keys.fence ? [keys.fence] : [])];
   // With replicaSync, a grant counts once replicas confirmed it (WAIT), as for the mutex.
-  const sent = node.run(FAIR_ACQUIRE_SCRIPT, k, [token, ttlMs, waiter, ticket, mode]);
-  return synced(node, keys.lock, sent, (reply) => Array.isArray(reply) && Number(reply[0]) === 1);
+  const x = node.exchange();
+  const sent = x.run(FAIR_ACQUIRE_SCRIPT, k, [token, ttlMs, waiter, ticket, mode]);
+  return synced(node, keys.lock, sent, (reply) => Array.isArray(reply) && Number(reply[0]) === 1, x);
 }
 
 /** Where a waiter stands on one node after an attempt that did not grant. */

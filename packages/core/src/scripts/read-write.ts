@@ -162,12 +162,14 @@ export function writeAcquireOnNode(
   waitLeaseMs: number,
 ): Promise<unknown> {
   const all = [keys.lock, keys.readers, keys.writers, ...(fenceKey === undefined ? [] : [fenceKey])];
-  // With replicaSync, a grant counts once replicas confirmed it (WAIT), as for the mutex.
+  // With replicaSync, a grant counts once replicas confirmed it (WAIT, the exchange's follow-up), as for the mutex.
+  const x = node.exchange();
   return synced(
     node,
     keys.lock,
-    node.run(WRITE_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1', waitLeaseMs]),
+    x.run(WRITE_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1', waitLeaseMs]),
     granted,
+    x,
   );
 }
 
@@ -180,12 +182,14 @@ export function readAcquireOnNode(
   ttlMs: number,
 ): Promise<unknown> {
   const all = [keys.lock, keys.readers, keys.writers, ...(fenceKey === undefined ? [] : [fenceKey])];
-  return synced(node, keys.lock, node.run(READ_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1']), granted);
+  const x = node.exchange();
+  return synced(node, keys.lock, x.run(READ_ACQUIRE_SCRIPT, all, [token, ttlMs, fenceKey === undefined ? '0' : '1']), granted, x);
 }
 
 /** A reader's extension on one node; `keys` are the read lock's keys: [lock key, readers ZSET]. */
 export function readExtendOnNode(node: LockNode, keys: readonly string[], token: string, ttlMs: number): Promise<unknown> {
-  return synced(node, keys[0]!, node.run(READ_EXTEND_SCRIPT, keys, [token, ttlMs]), (reply) => Number(reply) === 1);
+  const x = node.exchange();
+  return synced(node, keys[0]!, x.run(READ_EXTEND_SCRIPT, keys, [token, ttlMs]), (reply) => Number(reply) === 1, x);
 }
 
 /** A reader's release on one node; `keys` are the read lock's keys: [lock key, readers ZSET]. */

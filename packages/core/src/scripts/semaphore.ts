@@ -57,12 +57,14 @@ export function semaphoreAcquireOnNode(
   tryFirstSlot: boolean,
 ): Promise<unknown> {
   // With replicaSync, a grant counts once replicas confirmed it (WAIT; every slot key is in the resource's slot).
-  if (!tryFirstSlot) return synced(node, slotKeys[0]!, node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]), granted);
+  // One exchange: the scan (and a WAIT) are the round's follow-ups, not new commands the node is late on.
+  const x = node.exchange();
+  if (!tryFirstSlot) return synced(node, slotKeys[0]!, x.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]), granted, x);
   const key = slotKeys[first]!;
-  const sent = node
+  const sent = x
     .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
-    .then((reply) => (reply === 'OK' ? [1, first] : node.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first])));
-  return synced(node, key, sent, granted);
+    .then((reply) => (reply === 'OK' ? [1, first] : x.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first])));
+  return synced(node, key, sent, granted, x);
 }
 
 function granted(reply: unknown): boolean {
