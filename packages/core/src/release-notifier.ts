@@ -69,6 +69,8 @@ interface Channel {
   pendingOwn: boolean;
   /** When this process last sent a release of this key. */
   ownReleaseAt: number;
+  /** When this process last released it to give other processes their turn (see noteRelease), or -Infinity. */
+  yieldAt: number;
   /** When the queue last became empty. */
   idleSince: number;
   /** The node retries of this key try first (see arbitratedRound), or -1: its notice alone wakes. */
@@ -236,14 +238,26 @@ export class ReleaseNotifier {
     });
   }
 
-  /** Records that this process is releasing `keys` (its own notices then wake no one needlessly). */
-  noteRelease(keys: readonly string[]): void {
+  /**
+   * Records that this process is releasing `keys` (its own notices then wake no one needlessly).
+   * `yieldTurn`: a cohort gives the lock back so that other processes get their turn (see
+   * lock-cohort.ts); the notices of this release then wake none of our waiters, which wait for
+   * the next release (another process's) or their poll.
+   */
+  noteRelease(keys: readonly string[], yieldTurn = false): void {
     if (this.channels.size === 0) return;
     const now = performance.now();
     for (const key of keys) {
       const c = this.channels.get(key);
-      if (c) c.ownReleaseAt = now;
+      if (!c) continue;
+      c.ownReleaseAt = now;
+      if (yieldTurn) c.yieldAt = now;
     }
+  }
+
+  /** Whether our subscription to `key`'s notices is confirmed on node `node` (to tell our own subscriber from others'). */
+  subscribedOn(key: string, node: number): boolean {
+    return this.channels.get(key)?.acked[node] === 1;
   }
 
   /** Whether `key` saw waiters lately (its channel is subscribed or lingering): it is contended. */
@@ -298,6 +312,7 @@ export class ReleaseNotifier {
       pendingAt: -Infinity,
       pendingOwn: false,
       ownReleaseAt: -Infinity,
+      yieldAt: -Infinity,
       idleSince: performance.now(),
       arbiter: -1,
     };
@@ -361,6 +376,12 @@ export class ReleaseNotifier {
     }
     c.seen[node] = 1;
     c.seenCount++;
+    // Our own release that gives way to other processes: none of our waiters takes it.
+    if (!c.genWoken && c.yieldAt > c.genAt - SAME_RELEASE_MS) {
+      c.genWoken = true;
+      c.yieldAt = -Infinity;
+      return;
+    }
     // Wake once the release is confirmed by as many nodes of a quorum as we can hear from:
     // the first notice alone can precede the release on the other nodes, and an attempt
     // woken that early fails and then sleeps through the rest of this release's notices.

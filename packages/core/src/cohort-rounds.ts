@@ -1,0 +1,85 @@
+import { isClusterClient } from './cluster-client.js';
+import { fenceHeldLock, type FencingContext } from './fencing.js';
+import { LockCohorts } from './lock-cohort.js';
+import type { LockNode } from './lock-node.js';
+import type { ResolvedCohort } from './options.js';
+import type { PrimitiveHost } from './primitive-attempt.js';
+import { runRound } from './round.js';
+import { extendOnNode, parseExtendReply } from './scripts/extend.js';
+
+/**
+ * The one owner-checked extend round of a hand-off whose lock has little validity left
+ * (lock-cohort.ts): the new monotonic end of validity, drift subtracted, or undefined when
+ * fewer than a quorum extended it in time (the hand-off then releases and the waiter acquires).
+ * @internal
+ */
+export async function extendHeldKeys(
+  host: PrimitiveHost,
+  keys: readonly string[],
+  value: string,
+  ttlMs: number,
+): Promise<number | undefined> {
+  const start = performance.now();
+  host.restarts?.noteTtl(ttlMs);
+  const round = await runRound(host.nodes, (node) => host.counted(node, extendOnNode(node, keys, value, ttlMs)), parseExtendReply, {
+    quorum: host.quorum,
+    timeoutMs: host.nodeTimeout(ttlMs),
+    early: true,
+  });
+  const validUntil = start + ttlMs - host.drift(ttlMs);
+  return round.ok >= host.quorum && validUntil > performance.now() ? validUntil : undefined;
+}
+
+/**
+ * Whether another process waits for `key`: its subscriber listens to the key's release notices
+ * (`PUBSUB NUMSUB` on one node, minus our own subscription there). A subscription lingers a
+ * moment after its last wait, so this may say yes for a process that just stopped waiting: the
+ * cohort then gives the lock back one run early, which costs fairness nothing. Unknown (no plain
+ * node with generic commands, an error, a timeout) counts as yes.
+ * @internal
+ */
+export async function othersSubscribed(
+  nodes: readonly LockNode[],
+  key: string,
+  timeoutMs: number,
+  ours: (node: number) => boolean,
+): Promise<boolean> {
+  const i = nodes.findIndex((n) => !isClusterClient(n.client) && typeof n.client.call === 'function');
+  const node = nodes[i];
+  if (!node) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)));
+  try {
+    const reply = await Promise.race([node.call((client) => client.call!('PUBSUB', 'NUMSUB', key)), timeout]);
+    const count = Array.isArray(reply) ? Number(reply[1]) : NaN;
+    return !(count - (ours(i) ? 1 : 0) <= 0);
+  } catch {
+    return true;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The cohorts of a Redlock, wired to its rounds: the extend and fencing rounds of a hand-off,
+ * and the check whether other processes wait (`ours`: whether our own subscriber listens to a
+ * key on a node).
+ * @internal
+ */
+export function newCohorts(
+  host: PrimitiveHost,
+  bounds: ResolvedCohort,
+  fencing: () => FencingContext,
+  ours: (key: string, node: number) => boolean,
+): LockCohorts {
+  return new LockCohorts(
+    {
+      active: host.active,
+      ops: host.ops,
+      extendKeys: (keys, value, ttlMs) => extendHeldKeys(host, keys, value, ttlMs),
+      fence: (view, fenceKeys) => fenceHeldLock(fencing(), view, fenceKeys),
+      othersWaiting: (key) => othersSubscribed(host.nodes, key, host.options.nodeTimeoutMs, (node) => ours(key, node)),
+    },
+    bounds,
+  );
+}
