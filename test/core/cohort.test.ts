@@ -296,7 +296,8 @@ describe('lock cohorting', () => {
     const redlock = fx.redlock(ALONE);
     await redlock.acquire(resource, 10_000);
     const queued = localWait(redlock);
-    const next = redlock.acquire(resource, 10_000);
+    // No retry budget, so no timer: only close() can end this wait.
+    const next = redlock.acquire(resource, 10_000, { retry: { retries: Infinity } });
     await queued;
     await redlock.close();
     expect(await rejection(next)).toBeInstanceOf(RedlockClosedError);
