@@ -31,11 +31,11 @@ export async function extendHeldKeys(
 }
 
 /**
- * Whether another process waits for `key`: its subscriber listens to the key's release notices
+ * How many other processes wait for `key`: their subscribers listen to the key's release notices
  * (`PUBSUB NUMSUB` on one node, minus our own subscription there). A subscription lingers a
- * moment after its last wait, so this may say yes for a process that just stopped waiting: the
- * cohort then gives the lock back one run early, which costs fairness nothing. Unknown (no plain
- * node with generic commands, an error, a timeout) counts as yes.
+ * moment after its last wait, so this may count a process that just stopped waiting: the cohort
+ * then gives the lock back one run early, and its waiters let one release too many pass (their
+ * poll ends that wait). Unknown (no plain node with generic commands, an error, a timeout) counts as 1.
  * @internal
  */
 export async function othersSubscribed(
@@ -43,18 +43,18 @@ export async function othersSubscribed(
   key: string,
   timeoutMs: number,
   ours: (node: number) => boolean,
-): Promise<boolean> {
+): Promise<number> {
   const i = nodes.findIndex((n) => !isClusterClient(n.client) && typeof n.client.call === 'function');
   const node = nodes[i];
-  if (!node) return true;
+  if (!node) return 1;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)));
   try {
     const reply = await Promise.race([node.call((client) => client.call!('PUBSUB', 'NUMSUB', key)), timeout]);
-    const count = Array.isArray(reply) ? Number(reply[1]) : NaN;
-    return !(count - (ours(i) ? 1 : 0) <= 0);
+    const others = (Array.isArray(reply) ? Number(reply[1]) : NaN) - (ours(i) ? 1 : 0);
+    return Number.isNaN(others) ? 1 : Math.max(0, others);
   } catch {
-    return true;
+    return 1;
   } finally {
     clearTimeout(timer);
   }

@@ -65,8 +65,8 @@ export interface CohortHost {
   extendKeys(keys: readonly string[], value: string, ttlMs: number): Promise<number | undefined>;
   /** A fencing round for held keys (see fenceHeldLock): fresh tokens, or a rejection. */
   fence(view: FencedView, fenceKeys: readonly string[]): Promise<ReadonlyMap<string, bigint>>;
-  /** Whether another process waits for `key` (is subscribed to its release notices); true when unknown. */
-  othersWaiting(key: string): Promise<boolean>;
+  /** How many other processes wait for `key` (are subscribed to its release notices); at least 1 when unknown. */
+  othersWaiting(key: string): Promise<number>;
 }
 
 /** The release result of a hand-off: no node touched. */
@@ -144,24 +144,25 @@ export class LockCohorts {
 
   /**
    * `lock` is released: hands it to the oldest local waiter of the same key set when the bounds
-   * allow, else `release(yieldTurn)` releases it on the nodes (`yieldTurn`: the cohort gives way
-   * to other processes, whose release notices its waiters then wait for).
+   * allow, else `release(yieldTo)` releases it on the nodes (`yieldTo` > 0: the cohort gives way
+   * to that many other waiting processes, whose releases its waiters then let pass first).
    */
-  async release(lock: Lock, release: (yieldTurn: boolean) => Promise<ReleaseResult>): Promise<ReleaseResult> {
+  async release(lock: Lock, release: (yieldTo: number) => Promise<ReleaseResult>): Promise<ReleaseResult> {
     if (this.handedOff.has(lock)) return HANDED_OFF;
     const cohort = this.cohorts.get(cohortId(lock.keys));
-    if (!cohort || cohort.holder !== lock) return release(false);
-    if (cohort.queue.length === 0 || this.closed) return this.dissolve(cohort, 'ended', release, false);
-    if (!(await this.mayStay(cohort))) return this.dissolve(cohort, 'yield', release, true);
+    if (!cohort || cohort.holder !== lock) return release(0);
+    if (cohort.queue.length === 0 || this.closed) return this.dissolve(cohort, 'ended', release, 0);
+    const others = await this.othersPastBounds(cohort);
+    if (others > 0) return this.dissolve(cohort, 'yield', release, others);
     let validUntil = lock.validUntilMono;
     for (;;) {
       const next = cohort.queue[0];
       // Gone meanwhile: closed, or the lock was found lost (another holder may exist by now).
-      if (!next || !this.current(cohort)) return this.dissolve(cohort, 'ended', release, false);
+      if (!next || !this.current(cohort)) return this.dissolve(cohort, 'ended', release, 0);
       // Never hand over a dead or nearly dead lock: extend it to the waiter's ttl first.
       if (validUntil - performance.now() < next.ttlMs * KEEP_VALIDITY_SHARE) {
         const extended = await this.host.extendKeys(lock.keys, lock.value, next.ttlMs);
-        if (extended === undefined) return this.dissolve(cohort, 'ended', release, false);
+        if (extended === undefined) return this.dissolve(cohort, 'ended', release, 0);
         validUntil = extended;
       }
       let tokens: ReadonlyMap<string, bigint> | undefined;
@@ -170,12 +171,12 @@ export class LockCohorts {
         try {
           tokens = await this.host.fence({ resources: next.resources, keys: next.keys, value: lock.value }, next.fenceKeys);
         } catch {
-          return this.dissolve(cohort, 'ended', release, false);
+          return this.dissolve(cohort, 'ended', release, 0);
         }
       }
       // The rounds took time: the waiter may have left (aborted, timed out), the lock may have ended.
       if (cohort.queue[0] !== next || !this.current(cohort)) continue;
-      if (validUntil <= performance.now()) return this.dissolve(cohort, 'ended', release, false);
+      if (validUntil <= performance.now()) return this.dissolve(cohort, 'ended', release, 0);
       const successor = new Lock(
         {
           resources: next.resources,
@@ -212,30 +213,32 @@ export class LockCohorts {
   }
 
   /**
-   * Whether the cohort may hand off once more: within its bounds, or past them while no other
-   * process waits (then a new run starts). One `PUBSUB NUMSUB` per run, not per hand-off.
+   * 0 when the cohort may hand off once more: within its bounds, or past them while no other
+   * process waits (then a new run starts); else how many other processes wait. One
+   * `PUBSUB NUMSUB` per run, not per hand-off.
    */
-  private async mayStay(cohort: Cohort): Promise<boolean> {
+  private async othersPastBounds(cohort: Cohort): Promise<number> {
     const now = performance.now();
-    if (cohort.handoffs < this.bounds.maxHandoffs && now - cohort.runStart < this.bounds.maxHoldMs) return true;
-    if (await this.host.othersWaiting(cohort.holder.keys[0]!)) return false;
+    if (cohort.handoffs < this.bounds.maxHandoffs && now - cohort.runStart < this.bounds.maxHoldMs) return 0;
+    const others = await this.host.othersWaiting(cohort.holder.keys[0]!);
+    if (others > 0) return others;
     cohort.handoffs = 0;
     cohort.runStart = performance.now();
-    return true;
+    return 0;
   }
 
   /** Ends a cohort: the lock goes back to the nodes, and the waiters learn how to go on. */
   private async dissolve(
     cohort: Cohort,
     end: LocalWaitEnd | 'closed',
-    release: (yieldTurn: boolean) => Promise<ReleaseResult>,
-    yieldTurn: boolean,
+    release: (yieldTo: number) => Promise<ReleaseResult>,
+    yieldTo: number,
   ): Promise<ReleaseResult> {
     // A cohort that ended meanwhile (lost; or replaced, sharing its queue) has no waiters of its own left.
     const current = this.cohorts.get(cohort.id) === cohort;
     if (current) this.cohorts.delete(cohort.id);
     // Sent before the waiters attempt: on each node the release is applied before their attempt.
-    const released = release(yieldTurn);
+    const released = release(yieldTo);
     if (current || this.closed) this.settleAll(cohort, this.closed ? 'closed' : end);
     return released;
   }

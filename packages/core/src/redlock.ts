@@ -135,7 +135,7 @@ export class Redlock extends RedlockEmitter {
       },
       release: (lock) =>
         this.telemetry.observeRelease(lock, () =>
-          this.cohorts ? this.cohorts.release(lock, (yieldTurn) => this.releaseToNodes(lock, yieldTurn)) : this.releaseToNodes(lock, false),
+          this.cohorts ? this.cohorts.release(lock, (yieldTo) => this.releaseToNodes(lock, yieldTo)) : this.releaseToNodes(lock, 0),
         ),
       fence: (lock) => {
         const refused = stale(lock);
@@ -475,9 +475,9 @@ export class Redlock extends RedlockEmitter {
     return settleExtend(lock, round, start + ttlMs - this.drift(ttlMs), this.quorum);
   }
 
-  /** A release on the nodes (not a hand-off); `yieldTurn`: a cohort gives way to other processes. */
-  private releaseToNodes(lock: Lock, yieldTurn: boolean): Promise<ReleaseResult> {
-    this.releaseNotices.noteRelease(lock.keys, yieldTurn);
+  /** A release on the nodes (not a hand-off); `yieldTo` > 0: a cohort gives way to that many waiting processes. */
+  private releaseToNodes(lock: Lock, yieldTo: number): Promise<ReleaseResult> {
+    this.releaseNotices.noteRelease(lock.keys, yieldTo);
     return this.releaseLock(lock);
   }
 

@@ -240,18 +240,20 @@ export class ReleaseNotifier {
 
   /**
    * Records that this process is releasing `keys` (its own notices then wake no one needlessly).
-   * `yieldTurn`: a cohort gives the lock back so that other processes get their turn (see
-   * lock-cohort.ts); the notices of this release then wake none of our waiters, which wait for
-   * the next release (another process's) or their poll.
+   * `yieldTo` > 0: a cohort gives the lock back because that many other processes wait (see
+   * lock-cohort.ts). The notices of this release then wake none of our waiters: they attempt
+   * after the next release (another process's turn) or at their poll. (Letting one release per
+   * waiting process pass, for turns in a round, stalled: with miscounts every process let the
+   * same release pass, and the lock sat free until a poll.)
    */
-  noteRelease(keys: readonly string[], yieldTurn = false): void {
+  noteRelease(keys: readonly string[], yieldTo = 0): void {
     if (this.channels.size === 0) return;
     const now = performance.now();
     for (const key of keys) {
       const c = this.channels.get(key);
       if (!c) continue;
       c.ownReleaseAt = now;
-      if (yieldTurn) c.yieldAt = now;
+      c.yieldAt = yieldTo > 0 ? now : -Infinity;
     }
   }
 
