@@ -43,6 +43,10 @@ export async function runAcquireLoop(loop: AcquireLoop): Promise<Lock> {
     signal?.throwIfAborted();
     if (loop.closing()) throw new RedlockClosedError();
     const left = deadline - performance.now();
+    if (cohort && retry !== false && attempt === 1 && maxRetries > 0 && left >= 1 && cohort.cohorts.defers(cohort.id)) {
+      // This instance just gave the lock to other processes: a new acquisition lets them go first.
+      await loop.wait(jittered(retry.delayMs, retry.jitterMs), left);
+    }
     if (cohort && retry !== false && attempt <= maxRetries && left >= 1 && cohort.cohorts.holds(cohort.id)) {
       // Held by this instance: our attempt could only fail. With an unbounded retry budget no timer is needed.
       const budget = maxRetries === Infinity ? left : Math.min(jittered(retry.delayMs, retry.jitterMs), left);

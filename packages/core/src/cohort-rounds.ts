@@ -3,6 +3,7 @@ import { fenceHeldLock, type FencingContext } from './fencing.js';
 import { LockCohorts } from './lock-cohort.js';
 import type { LockNode } from './lock-node.js';
 import type { ResolvedCohort } from './options.js';
+import type { ReleaseNotifier } from './release-notifier.js';
 import type { PrimitiveHost } from './primitive-attempt.js';
 import { runRound } from './round.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
@@ -61,16 +62,15 @@ export async function othersSubscribed(
 }
 
 /**
- * The cohorts of a Redlock, wired to its rounds: the extend and fencing rounds of a hand-off,
- * and the check whether other processes wait (`ours`: whether our own subscriber listens to a
- * key on a node).
+ * The cohorts of a Redlock, wired to its rounds (the extend and fencing rounds of a hand-off)
+ * and to its release notices (whether other processes wait; moving waiters to a hand-off).
  * @internal
  */
 export function newCohorts(
   host: PrimitiveHost,
   bounds: ResolvedCohort,
   fencing: () => FencingContext,
-  ours: (key: string, node: number) => boolean,
+  notices: Pick<ReleaseNotifier, 'subscribedOn' | 'wakeForHandoff'>,
 ): LockCohorts {
   return new LockCohorts(
     {
@@ -78,7 +78,8 @@ export function newCohorts(
       ops: host.ops,
       extendKeys: (keys, value, ttlMs) => extendHeldKeys(host, keys, value, ttlMs),
       fence: (view, fenceKeys) => fenceHeldLock(fencing(), view, fenceKeys),
-      othersWaiting: (key) => othersSubscribed(host.nodes, key, host.options.nodeTimeoutMs, (node) => ours(key, node)),
+      othersWaiting: (key) => othersSubscribed(host.nodes, key, host.options.nodeTimeoutMs, (node) => notices.subscribedOn(key, node)),
+      gather: (keys) => notices.wakeForHandoff(keys),
     },
     bounds,
   );

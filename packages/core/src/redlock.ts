@@ -156,9 +156,7 @@ export class Redlock extends RedlockEmitter {
         this.telemetry.observeLost(lock, error);
       },
     };
-    this.cohorts = this.options.cohort
-      ? newCohorts(this, this.options.cohort, fencing, (key, node) => this.releaseNotices.subscribedOn(key, node))
-      : undefined;
+    this.cohorts = this.options.cohort ? newCohorts(this, this.options.cohort, fencing, this.releaseNotices) : undefined;
   }
 
   /**

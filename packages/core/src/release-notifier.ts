@@ -3,7 +3,7 @@ import { NodeSubscriber } from './node-subscriber.js';
 import { onAbort } from './wait.js';
 
 /** How a wait ended (for diagnostics and tests). */
-export type WakeReason = 'notice' | 'poll' | 'armed' | 'pending' | 'closed' | 'aborted';
+export type WakeReason = 'notice' | 'poll' | 'armed' | 'pending' | 'closed' | 'aborted' | 'cohort';
 
 /** Counters of how waits ended. */
 export interface NotifierStats {
@@ -13,6 +13,8 @@ export interface NotifierStats {
   pending: number;
   closed: number;
   aborted: number;
+  /** Waits ended because a lock of this process now holds their keys (they wait for its hand-off instead). */
+  cohort: number;
 }
 
 export interface ReleaseNotifierOptions {
@@ -115,7 +117,7 @@ function pollDelay(pollMs: number, place: number): number {
  *   polls at that rate (see {@link pollDelay}); no poll fires after the caller's deadline.
  */
 export class ReleaseNotifier {
-  readonly stats: NotifierStats = { notice: 0, poll: 0, armed: 0, pending: 0, closed: 0, aborted: 0 };
+  readonly stats: NotifierStats = { notice: 0, poll: 0, armed: 0, pending: 0, closed: 0, aborted: 0, cohort: 0 };
   private readonly subscribers: NodeSubscriber[];
   private readonly channels = new Map<string, Channel>();
   private readonly waiters = new WeakMap<readonly string[], WaiterState>();
@@ -254,6 +256,19 @@ export class ReleaseNotifier {
       if (!c) continue;
       c.ownReleaseAt = now;
       c.yieldAt = yieldTo > 0 ? now : -Infinity;
+    }
+  }
+
+  /**
+   * Ends the waits for exactly the key set `keys` (in any order): a lock of this process now
+   * holds it, and those waiters wait for its local hand-off instead (see lock-cohort.ts).
+   */
+  wakeForHandoff(keys: readonly string[]): void {
+    const c = this.channels.get(keys[0]!);
+    if (!c || c.queue.length === 0) return;
+    const want = new Set(keys);
+    for (const entry of [...c.queue]) {
+      if (entry.channels.length === want.size && entry.channels.every((ch) => want.has(ch.name))) entry.resolve('cohort');
     }
   }
 
