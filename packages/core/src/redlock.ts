@@ -156,7 +156,9 @@ export class Redlock extends RedlockEmitter {
         this.telemetry.observeLost(lock, error);
       },
     };
-    this.cohorts = this.options.cohort ? newCohorts(this, this.options.cohort, fencing, this.releaseNotices) : undefined;
+    const cohorts = this.options.cohort ? newCohorts(this, this.options.cohort, fencing, this.releaseNotices) : undefined;
+    this.cohorts = cohorts;
+    if (cohorts) this.releaseNotices.turnDelay = (key) => cohorts.turnDelay(key);
   }
 
   /**

@@ -130,6 +130,8 @@ export class ReleaseNotifier {
   private sweepTimer: NodeJS.Timeout | undefined;
   private idleWaiters: Array<() => void> = [];
   private closed = false;
+  /** How long a waiter woken by another process's release waits before it attempts (set by the cohorts). */
+  turnDelay: ((key: string) => number) | undefined;
 
   constructor(clients: readonly RedisClientLike[], options: ReleaseNotifierOptions) {
     const events = {
@@ -409,7 +411,13 @@ export class ReleaseNotifier {
     // to the other processes' woken waiters). Measured: ~1 wake per waiting process per
     // critical section. A random back-off for losers (against split votes) changed
     // nothing measurable, so there is none.
-    if (head) head.resolve('notice');
+    const delay = head ? (this.turnDelay?.(name) ?? 0) : 0;
+    if (head && delay > 0) {
+      // Its process had the lock a moment ago: let the others' waiters attempt first.
+      clearTimeout(head.timer);
+      head.pollAt = now + delay;
+      head.timer = setTimeout(() => head.resolve('notice'), delay);
+    } else if (head) head.resolve('notice');
     else {
       c.pendingAt = now;
       c.pendingOwn = c.ownReleaseAt > c.genAt - SAME_RELEASE_MS;
