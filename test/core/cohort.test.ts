@@ -11,8 +11,8 @@ import {
   RedlockArgumentError,
   RedlockClosedError,
   type AcquiredEvent,
+  Redlock,
   type Lock,
-  type Redlock,
 } from '@redlock-nest/core';
 import { lockKey, rejection, uniqueResource, until, useFixture, type Fixture } from './helpers.js';
 import { maxOverlap, type Interval } from './intervals.js';
@@ -76,6 +76,9 @@ async function contend(
 
 /** No bound in the way of a single hand-off (a bound reached sends one PUBSUB NUMSUB). */
 const ALONE = { cohort: { maxHoldMs: Infinity } } as const;
+
+/** Redlocks a test makes itself (subclasses), closed at its end. */
+const closeLater: Redlock[] = [];
 
 describe('lock cohorting', () => {
   const fx = useFixture(5);
@@ -351,6 +354,41 @@ describe('lock cohorting', () => {
     }
     stop = true;
     await Promise.all(workers);
+    expect(acquired.filter((e) => e.instance === 1)).toHaveLength(3);
+  });
+
+  it('gives way at the bounds when waiters poll instead of subscribing (invisible to PUBSUB NUMSUB)', async () => {
+    const resource = uniqueResource('cohort-polling');
+    const polling = (): Redlock => {
+      // Release notices off: waits are plain delays, as when no subscriber can be opened.
+      class PollingRedlock extends Redlock {
+        protected override waitForRetry(_keys: readonly string[], ms: number): Promise<void> {
+          return new Promise((resolve) => setTimeout(resolve, ms));
+        }
+      }
+      const r = new PollingRedlock(fx.urls, { onWarning: () => undefined, cohort: { maxHandoffs: 3, maxHoldMs: Infinity } });
+      closeLater.push(r);
+      return r;
+    };
+    const busy = polling();
+    const other = polling();
+    const acquired = recordAcquired([busy, other]);
+    let stop = false;
+    const loop = async (): Promise<void> => {
+      while (!stop) await busy.using(resource, 10_000, () => fx.node(0).ping(), { retry: { retries: Infinity, delayMs: 5, jitterMs: 10 } });
+    };
+    const workers = [loop(), loop(), loop(), loop()];
+    await until(() => acquired.some((e) => e.handoff), 'the busy instance hands off');
+    try {
+      for (let i = 0; i < 3; i++) {
+        const lock = await other.acquire(resource, 10_000, { timeoutMs: 10_000, retry: { retries: Infinity, delayMs: 5, jitterMs: 10 } });
+        await lock.release();
+      }
+    } finally {
+      stop = true;
+      await Promise.all(workers);
+      await Promise.all(closeLater.splice(0).map((r) => r.close()));
+    }
     expect(acquired.filter((e) => e.instance === 1)).toHaveLength(3);
   });
 

@@ -37,6 +37,9 @@ export async function extendHeldKeys(
  * moment after its last wait, so this may count a process that just stopped waiting: the cohort
  * then gives the lock back one run early, and its waiters let one release too many pass (their
  * poll ends that wait). Unknown (no plain node with generic commands, an error, a timeout) counts as 1.
+ * So does a node whose client cannot open a subscriber (no `duplicate()`): waiters that poll
+ * instead of subscribing are invisible to `PUBSUB NUMSUB`, and a cohort that believed nobody else
+ * waits would keep the lock from them run after run.
  * @internal
  */
 export async function othersSubscribed(
@@ -47,7 +50,7 @@ export async function othersSubscribed(
 ): Promise<number> {
   const i = nodes.findIndex((n) => !isClusterClient(n.client) && typeof n.client.call === 'function');
   const node = nodes[i];
-  if (!node) return 1;
+  if (!node || typeof node.client.duplicate !== 'function') return 1;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)));
   try {
@@ -64,6 +67,9 @@ export async function othersSubscribed(
 /**
  * The cohorts of a Redlock, wired to its rounds (the extend and fencing rounds of a hand-off)
  * and to its release notices (whether other processes wait; moving waiters to a hand-off).
+ * `byNotice` false: this instance's waiters do not wait by release notice (a subclass replaced
+ * its wait), so neither may the others', and `PUBSUB NUMSUB` cannot see them: a cohort past its
+ * bounds always gives way.
  * @internal
  */
 export function newCohorts(
@@ -71,6 +77,7 @@ export function newCohorts(
   bounds: ResolvedCohort,
   fencing: () => FencingContext,
   notices: Pick<ReleaseNotifier, 'subscribedOn' | 'wakeForHandoff'>,
+  byNotice: boolean,
 ): LockCohorts {
   return new LockCohorts(
     {
@@ -78,7 +85,10 @@ export function newCohorts(
       ops: host.ops,
       extendKeys: (keys, value, ttlMs) => extendHeldKeys(host, keys, value, ttlMs),
       fence: (view, fenceKeys) => fenceHeldLock(fencing(), view, fenceKeys),
-      othersWaiting: (key) => othersSubscribed(host.nodes, key, host.options.nodeTimeoutMs, (node) => notices.subscribedOn(key, node)),
+      othersWaiting: (key) =>
+        byNotice
+          ? othersSubscribed(host.nodes, key, host.options.nodeTimeoutMs, (node) => notices.subscribedOn(key, node))
+          : Promise.resolve(1),
       gather: (keys) => notices.wakeForHandoff(keys),
     },
     bounds,

@@ -139,13 +139,8 @@ export class Redlock extends RedlockEmitter {
         ),
       fence: (lock) => {
         const refused = stale(lock);
-        return refused
-          ? Promise.reject(refused)
-          : fenceHeldLock(
-              fencing(),
-              lock,
-              lock.resources.map((r) => this.fenceKey(r)),
-            );
+        const fenceKeys = lock.resources.map((r) => this.fenceKey(r));
+        return refused ? Promise.reject(refused) : fenceHeldLock(fencing(), lock, fenceKeys);
       },
       lost: (lock, error) => {
         // A handed-off Lock's late extension says nothing about its successor.
@@ -156,7 +151,9 @@ export class Redlock extends RedlockEmitter {
         this.telemetry.observeLost(lock, error);
       },
     };
-    const cohorts = this.options.cohort ? newCohorts(this, this.options.cohort, fencing, this.releaseNotices) : undefined;
+    // A subclass that replaces waitForRetry may not wait by notice: then no one can be seen waiting.
+    const byNotice = this.waitForRetry === Redlock.prototype.waitForRetry;
+    const cohorts = this.options.cohort ? newCohorts(this, this.options.cohort, fencing, this.releaseNotices, byNotice) : undefined;
     this.cohorts = cohorts;
     if (cohorts) this.releaseNotices.turnDelay = (key) => cohorts.turnDelay(key);
   }
