@@ -235,7 +235,8 @@ export class ReleaseNotifier {
       };
       let place = Infinity;
       for (const c of channels) place = Math.min(place, this.enqueue(c, entry));
-      this.schedulePoll(entry, pollDelay(ms, place), now);
+      // Turns across processes (lock-cohort.ts): a process that just gave way polls later too.
+      this.schedulePoll(entry, pollDelay(ms, place) + (this.turnDelay?.(keys[0]!) ?? 0), now);
       // Not armed before the failed attempt: a release may have slipped in between.
       // Return as soon as the subscription is confirmed, to repeat the attempt under it.
       if (!armedBefore && channels.every((c) => c.armedAt !== Infinity)) entry.resolve('armed');
