@@ -29,6 +29,11 @@ export interface ChaosConfig {
   readonly acquireTimeoutMs: number;
   /** Every n-th cycle of a worker uses using() and holds past a watchdog extension. */
   readonly watchdogEvery: number;
+  /**
+   * Cycle loops each worker process runs at once on its one Redlock: with more than one, two
+   * loops of a process often want the same resource, so releases hand off locally (cohorting).
+   */
+  readonly loopsPerWorker: number;
   /** Quiet time between two faults (ms). */
   readonly faultGapMs: number;
   /** How long a minority / majority stays down or paused (ms). */
@@ -80,6 +85,7 @@ export const DEFAULT_CONFIG: ChaosConfig = {
   nodeTimeoutMs: 200,
   acquireTimeoutMs: 3_000,
   watchdogEvery: 100,
+  loopsPerWorker: 3,
   faultGapMs: 3_000,
   minorityDownMs: 2_000,
   majorityDownMs: 3_000,

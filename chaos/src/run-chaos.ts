@@ -70,6 +70,7 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
           nodeTimeoutMs: config.nodeTimeoutMs,
           acquireTimeoutMs: config.acquireTimeoutMs,
           watchdogEvery: config.watchdogEvery,
+          loopsPerWorker: config.loopsPerWorker,
           historyFile: join(runDir, `worker-${id}.jsonl`),
           seed: config.seed,
           permits: config.semaphorePermits,
@@ -96,6 +97,7 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
     }
 
     log(`library warnings (nodes down, expected under faults): ${workers.reduce((n, w) => n + w.warnings, 0)}`);
+    log(`local hand-offs (cohorting): ${workers.reduce((n, w) => n + w.handoffs, 0)}`);
     const events: HistoryEvent[] = [
       { type: 'setup', nodes: config.nodes },
       ...nemesis.log,

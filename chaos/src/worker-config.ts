@@ -21,6 +21,8 @@ export interface WorkerConfig {
   readonly nodeTimeoutMs: number;
   readonly acquireTimeoutMs: number;
   readonly watchdogEvery: number;
+  /** Cycle loops at once on this worker's Redlock (same resources: local hand-offs). */
+  readonly loopsPerWorker: number;
   readonly historyFile: string;
   readonly seed: number;
   /** Permits of the semaphore of the read-write/semaphore loop; 0 leaves that loop out. */
@@ -48,5 +50,6 @@ export type FromWorker =
   | { type: 'ready' }
   | { type: 'busy-done' }
   | { type: 'scenario-done'; result: ScenarioResult }
-  | { type: 'done'; cycles: number; warnings: number }
+  /** `handoffs`: acquisitions that got their lock from another loop of the worker (lock cohorting). */
+  | { type: 'done'; cycles: number; warnings: number; handoffs: number }
   | { type: 'failed'; message: string };

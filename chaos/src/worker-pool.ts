@@ -16,6 +16,7 @@ export class WorkerHandle {
   private stopped = false;
   cycles = 0;
   warnings = 0;
+  handoffs = 0;
   failure: string | undefined;
 
   constructor(readonly config: WorkerConfig) {
@@ -30,6 +31,7 @@ export class WorkerHandle {
       if (m.type === 'done') {
         this.cycles = m.cycles;
         this.warnings = m.warnings;
+        this.handoffs = m.handoffs;
       }
       if (m.type === 'failed') this.failure = m.message;
     });

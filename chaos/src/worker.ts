@@ -1,7 +1,8 @@
 /**
  * A chaos worker process: its own Redlock (own connections to every lock node) and
  * its own store client; runs lock cycles on the hot resources (fenced) and the plain
- * ones (unfenced) until told to stop, appending every cycle and every failed
+ * ones (unfenced), in several loops at once (so the loops of one process hand locks to
+ * each other locally), until told to stop, appending every cycle and every failed
  * acquisition to its history file.
  */
 import { createWriteStream } from 'node:fs';
@@ -48,6 +49,11 @@ const redlock = new Redlock(cfg.cluster ? [{ cluster: [...cfg.lockUrls] }] : cfg
     warnings++;
     if (process.env.CHAOS_VERBOSE) console.error(`[worker ${cfg.id}] ${message}`);
   },
+});
+// Acquisitions handed over by another loop of this worker (lock cohorting), for the report.
+let handoffs = 0;
+redlock.on('acquired', (e) => {
+  if (e.handoff) handoffs++;
 });
 const storeClient = new Redis(cfg.storeUrl, { maxRetriesPerRequest: 1 });
 const section = new CriticalSection(new RedisFencedStore(storeClient, { keyPrefix: 'chaos:' }), cfg.id);
@@ -176,18 +182,22 @@ async function main(): Promise<void> {
     stopping: () => stopping,
   };
   const holds = primitiveLoop(ctx);
+  // Cycle numbers are shared by the loops, so (worker, cycle) stays unique.
   let n = 0;
-  while (!stopping) {
-    n++;
-    const ok = await cycle(n);
-    // While the quorum is gone, errors come back at once: back off a little, with jitter.
-    if (!ok) await delay(20 + random() * 20);
-  }
+  const loop = async (): Promise<void> => {
+    while (!stopping) {
+      const ok = await cycle(++n);
+      // While the quorum is gone, errors come back at once: back off a little, with jitter.
+      if (!ok) await delay(20 + random() * 20);
+    }
+  };
+  // Several loops on one Redlock want the same resources: their releases hand off locally (cohorting).
+  await Promise.all(Array.from({ length: Math.max(1, cfg.loopsPerWorker) }, () => loop()));
   await holds;
   await redlock.close();
   await storeClient.quit();
   await new Promise<void>((resolve) => history.end(resolve));
-  send({ type: 'done', cycles: n, warnings });
+  send({ type: 'done', cycles: n, warnings, handoffs });
 }
 
 const disconnect = (): void => {

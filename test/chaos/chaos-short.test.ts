@@ -38,7 +38,8 @@ describe('chaos (short mode)', () => {
     expect({ status, warnings: output.match(/process warning.*/g) ?? [] }).toEqual({ status: 0, warnings: [] });
   });
 
-  it('completes lock cycles in every worker', () => {
+  it('completes lock cycles in every worker, several loops per worker handing locks off locally', () => {
+    expect(output).toMatch(/local hand-offs \(cohorting\): [1-9]\d*/);
     expect(Object.keys(report.cyclesPerWorker)).toHaveLength(4);
     for (const n of Object.values(report.cyclesPerWorker)) expect(n).toBeGreaterThan(0);
     expect(report.writes.accepted).toBeGreaterThan(0);

@@ -126,7 +126,8 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
   it('wakes waiters of one process one at a time, oldest acquisition first', async () => {
     const resource = uniqueResource('fifo');
     const holder = make(nodes());
-    const waiters = make(nodes(), { retry: NEVER_POLL });
+    // Without cohorting, each release goes to the nodes and wakes the next waiter by its notice.
+    const waiters = make(nodes(), { retry: NEVER_POLL, cohort: false });
     const first = await holder.acquire(resource, 60_000);
     const order: string[] = [];
     const locks: Array<Promise<Lock>> = [];
@@ -145,6 +146,31 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
     expect(order).toEqual(['a', 'b', 'c']);
     // One wake-up per release: nobody was woken just to lose.
     expect(waiters.notices.stats.notice).toBe(3);
+    expect(waiters.notices.stats.poll).toBe(0);
+  });
+
+  it('with cohorting, the first waiter woken by the notice takes the others along: they get the lock by hand-off, in order', async () => {
+    const resource = uniqueResource('fifo-cohort');
+    const holder = make(nodes());
+    const waiters = make(nodes(), { retry: NEVER_POLL });
+    const first = await holder.acquire(resource, 60_000);
+    const order: string[] = [];
+    const locks: Array<Promise<Lock>> = [];
+    for (const [i, name] of ['a', 'b', 'c'].entries()) {
+      locks.push(
+        waiters.acquire(resource, 60_000).then((lock) => {
+          order.push(name);
+          return lock;
+        }),
+      );
+      await parked(waiters, i + 1, i + 1);
+    }
+    await first.release();
+    for (const pending of locks) await (await pending).release();
+    expect(order).toEqual(['a', 'b', 'c']);
+    // One notice (the other process's release); the two later waiters left their waits for the hand-off.
+    expect(waiters.notices.stats.notice).toBe(1);
+    expect(waiters.notices.stats.cohort).toBe(2);
     expect(waiters.notices.stats.poll).toBe(0);
   });
 

@@ -62,13 +62,13 @@ export interface WaitEvent {
   /** `'read'`, `'write'` or `'semaphore'` for those primitives; absent for a plain lock. */
   readonly primitive?: PrimitiveLabel;
   readonly resources: readonly string[];
-  /** The attempt that found the resource held (1 for the first). */
+  /** The attempt that found the resource held (1 for the first); a wait for a local hand-off counts as one. */
   readonly attempt: number;
   /** Longest time this wait lasts; a release notice can end it sooner. */
   readonly delayMs: number;
   /** Remaining TTL of the holder's key, when the nodes reported it. */
   readonly retryAfterMs: number | undefined;
-  /** What each node answered on that attempt. */
+  /** What each node answered on that attempt; empty when the lock is held in this instance (a wait for its hand-off, nothing sent). */
   readonly nodes: readonly NodeOutcome[];
 }
 
@@ -86,8 +86,13 @@ export interface AcquiredEvent {
   readonly waitedMs: number;
   /** Whether a fencing token was obtained. */
   readonly fencing: boolean;
-  /** What each node answered on the winning attempt (`pending`: not needed for the quorum). */
+  /** What each node answered on the winning attempt (`pending`: not needed for the quorum); empty after a hand-off. */
   readonly nodes: readonly NodeOutcome[];
+  /**
+   * Present (true) when the lock was handed over by the previous holder in this instance (lock
+   * cohorting, see docs/cohorting.md): no acquire round ran; the keys never left the nodes.
+   */
+  readonly handoff?: true;
 }
 
 /** Payload of `extend`. */
@@ -124,9 +129,11 @@ export interface ReleaseEvent {
   readonly heldMs: number;
   /** How long the release round took. */
   readonly durationMs: number;
-  /** Nodes on which our key was still present and was deleted. */
+  /** Nodes on which our key was still present and was deleted (0 after a hand-off). */
   readonly released: number;
   readonly nodes: readonly NodeOutcome[];
+  /** Present (true) when the lock went to a waiter of this instance instead of the nodes (docs/cohorting.md). */
+  readonly handoff?: true;
 }
 
 /** Payload of `failure`. */

@@ -11,8 +11,7 @@
  *    round resolved or whose reply was lost, is raised to the token in the background,
  *    so a node restarted empty is brought up to date by the next acquisition it grants.
  */
-import { QuorumUnavailableError } from './errors.js';
-import type { Lock } from './lock.js';
+import { LockLostError, QuorumUnavailableError } from './errors.js';
 import type { LockNode } from './lock-node.js';
 import type { NodeOutcome, NodeStatus } from './node-outcome.js';
 import { runRound, type RoundResult } from './round.js';
@@ -152,12 +151,28 @@ export async function settleFencing(
 }
 
 /**
+ * What a fencing round of held keys reads: a `Lock`, or the keys a local hand-off passes on
+ * (lock-cohort.ts) before its new `Lock` exists. Without `lose`, a lost lock rejects with a
+ * fresh `LockLostError`.
+ */
+export interface FencedView {
+  readonly resources: readonly string[];
+  readonly keys: readonly string[];
+  readonly value: string;
+  lose?(reason: 'not-owner', nodes: readonly NodeOutcome[]): LockLostError;
+}
+
+/**
  * `Lock.fence()` on the nodes: an owner-checked increment (only nodes where our lock keys
  * still hold our owner token count), then the same settle, write-back and catch-up as an
  * acquisition. The counters are the ones acquisitions increment, so the token is strictly
  * greater than every token handed out before, by an acquisition or a fence.
  */
-export async function fenceHeldLock(ctx: FencingContext, lock: Lock, fenceKeys: readonly string[]): Promise<ReadonlyMap<string, bigint>> {
+export async function fenceHeldLock(
+  ctx: FencingContext,
+  lock: FencedView,
+  fenceKeys: readonly string[],
+): Promise<ReadonlyMap<string, bigint>> {
   const catchUp = new FenceCatchUp(ctx.nodes, fenceKeys);
   const send = (node: LockNode): Promise<unknown> => fenceHeldOnNode(node, lock.keys, fenceKeys, lock.value);
   const round = await runRound(ctx.nodes, ctx.counted ? (node) => ctx.counted!(node, send(node)) : send, parseFenceHeldReply, {
@@ -179,7 +194,11 @@ export async function fenceHeldLock(ctx: FencingContext, lock: Lock, fenceKeys: 
   }
   // A majority no longer holds our key: someone else may hold the lock now.
   const gone = round.outcomes.filter((o) => o.status === 'absent').length;
-  if (gone > ctx.nodes.length - ctx.quorum) throw lock.lose('not-owner', round.outcomes);
+  if (gone > ctx.nodes.length - ctx.quorum) {
+    throw lock.lose
+      ? lock.lose('not-owner', round.outcomes)
+      : new LockLostError({ resources: lock.resources, reason: 'not-owner', nodes: round.outcomes });
+  }
   throw new QuorumUnavailableError({
     resources: lock.resources,
     attempts: 1,

@@ -34,13 +34,16 @@ export {
 } from './errors.js';
 export type { NodeOutcome, NodeStatus } from './node-outcome.js';
 export {
+  DEFAULT_COHORT,
   DEFAULT_REDLOCK_OPTIONS,
   DEFAULT_RETRY,
   MAX_RESOURCE_LENGTH,
   MAX_PERMITS,
   MAX_TTL_MS,
   type AcquireOptions,
+  type CohortOptions,
   type RedlockOptions,
+  type ResolvedCohort,
   type ResolvedRedlockOptions,
   type ResolvedRetry,
   type RetryOptions,
@@ -48,6 +51,7 @@ export {
 } from './options.js';
 export {
   checkAcquireOptions,
+  checkCohort,
   checkFair,
   checkFencing,
   checkKeyPrefix,

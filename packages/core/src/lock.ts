@@ -9,6 +9,12 @@ export interface ReleaseResult {
   readonly released: number;
   /** Per-node outcomes (`ok`, `absent` when already expired, `error`, `timeout`). */
   readonly nodes: readonly NodeOutcome[];
+  /**
+   * Present (true) when the lock went to a waiter of the same Redlock instead of the nodes
+   * (lock cohorting, see docs/cohorting.md): `released` is 0 and `nodes` empty, the keys stay
+   * held under the new holder, and this Lock is inert from now on.
+   */
+  readonly handedOff?: true;
 }
 
 /**
@@ -243,6 +249,11 @@ export class Lock {
     if (this.releasing) throw new LockLostError({ resources: this.resources, reason: 'released' });
     if (this.lostError) throw this.lostError;
     if (performance.now() >= this.expiresAtMono) throw this.lose('expired');
+  }
+
+  /** @internal monotonic end of validity, also once released (a hand-off passes it on) */
+  get validUntilMono(): number {
+    return this.expiresAtMono;
   }
 
   /** @internal new validity after a successful extension */

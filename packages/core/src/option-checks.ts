@@ -1,11 +1,14 @@
 import { RedlockArgumentError } from './errors.js';
 import {
+  DEFAULT_COHORT,
   DEFAULT_REDLOCK_OPTIONS,
   DEFAULT_RETRY,
   MAX_PERMITS,
   MAX_RESOURCE_LENGTH,
   MAX_TTL_MS,
   type AcquireOptions,
+  type CohortOptions,
+  type ResolvedCohort,
   type RedlockOptions,
   type ResolvedRedlockOptions,
   type ResolvedRetry,
@@ -232,12 +235,46 @@ export function checkRedlockOptions(options: unknown, where?: string): ResolvedR
       o.fairWaiterTtlMs === undefined
         ? d.fairWaiterTtlMs
         : checkNumber(o.fairWaiterTtlMs, name('fairWaiterTtlMs'), { min: 30, integer: true, max: MAX_TTL_MS }),
+    cohort: checkCohort(o.cohort, name('cohort')),
   };
 }
 
 /** Merges user options over {@link DEFAULT_REDLOCK_OPTIONS}, validating each. */
 export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions {
   return checkRedlockOptions(options);
+}
+
+/**
+ * The rule of `cohort` (local hand-offs, see docs/cohorting.md): `false`, or an object whose
+ * `maxHandoffs` is a whole number ≥ 1 and whose `maxHoldMs` is a number ≥ 1 (each may be
+ * `Infinity`: no bound of that kind). Returns it merged over the defaults.
+ *
+ * @example
+ * ```ts
+ * checkCohort({ maxHandoffs: 4 }); // { maxHandoffs: 4, maxHoldMs: 100 }
+ * checkCohort(false); // false
+ * ```
+ */
+export function checkCohort(value: unknown, what = 'cohort'): ResolvedCohort | false {
+  if (value === undefined) return DEFAULT_COHORT;
+  if (value === false) return false;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(`${what} must be false or { maxHandoffs?: number, maxHoldMs?: number }, got ${describe(value)}.`);
+  }
+  const c = value as CohortOptions;
+  const maxHandoffs =
+    c.maxHandoffs === undefined
+      ? DEFAULT_COHORT.maxHandoffs
+      : checkNumber(c.maxHandoffs, `${what}.maxHandoffs (local hand-offs in a row; false turns cohorting off)`, {
+          min: 1,
+          integer: true,
+          allowInfinity: true,
+        });
+  const maxHoldMs =
+    c.maxHoldMs === undefined
+      ? DEFAULT_COHORT.maxHoldMs
+      : checkNumber(c.maxHoldMs, `${what}.maxHoldMs (ms a run of local hand-offs may keep the lock)`, { min: 1, allowInfinity: true });
+  return { maxHandoffs, maxHoldMs };
 }
 
 function resolveRestartRule(value: RedlockOptions['restartRule'] | undefined, what: string): ResolvedRedlockOptions['restartRule'] {

@@ -122,6 +122,28 @@ export interface RedlockOptions {
    * off): its process refreshes a liveness key every third of this. Default 2000.
    */
   readonly fairWaiterTtlMs?: number;
+  /**
+   * Lock cohorting: a release of a plain lock for which another acquisition of this instance
+   * waits (same keys) hands the lock to that waiter locally. The keys stay on the nodes under
+   * the same owner token, so the hand-off costs no Redis command (a fenced waiter pays one
+   * fencing round for its fresh token). Bounded, so other processes get their turn (see
+   * docs/cohorting.md). `false` turns it off. Default on: `{ maxHandoffs: 16, maxHoldMs: 100 }`.
+   */
+  readonly cohort?: false | CohortOptions;
+}
+
+/** Bounds of lock cohorting: after either, a release goes to the nodes if other processes wait. */
+export interface CohortOptions {
+  /** Consecutive local hand-offs before the lock goes back to the nodes. Default 16. */
+  readonly maxHandoffs?: number;
+  /** Longest a run of local hand-offs keeps the lock, counted from when it was won on the nodes. Default 100. */
+  readonly maxHoldMs?: number;
+}
+
+/** Cohorting bounds with every field present. */
+export interface ResolvedCohort {
+  readonly maxHandoffs: number;
+  readonly maxHoldMs: number;
 }
 
 /** A policy with every field present. */
@@ -145,10 +167,18 @@ export interface ResolvedRedlockOptions {
   readonly onWarning: (message: string) => void;
   readonly fair: boolean;
   readonly fairWaiterTtlMs: number;
+  readonly cohort: ResolvedCohort | false;
 }
 
 /** The single source of default values. */
 export const DEFAULT_RETRY: ResolvedRetry = Object.freeze({ retries: 20, delayMs: 100, jitterMs: 100 });
+
+/**
+ * Default cohorting bounds: 16 hand-offs amortise one release and one acquisition over 17
+ * critical sections; 100 ms caps how long other processes wait behind a cohort whose
+ * sections are slow (measured in bench/, 4 processes × 4 workers: see docs/cohorting.md).
+ */
+export const DEFAULT_COHORT: ResolvedCohort = Object.freeze({ maxHandoffs: 16, maxHoldMs: 100 });
 
 /** The single source of default values for `RedlockOptions`. */
 export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
@@ -164,6 +194,7 @@ export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
   onWarning: (message: string) => console.warn(`[redlock] ${message}`),
   fair: false,
   fairWaiterTtlMs: 2_000,
+  cohort: DEFAULT_COHORT,
 });
 
 /** Largest TTL accepted: 2^31-1 ms, the largest delay a Node.js timer can wait. */

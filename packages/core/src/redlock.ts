@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { LockNotAcquiredError, QuorumUnavailableError, RedlockArgumentError, RedlockClosedError } from './errors.js';
+import { LockLostError, LockNotAcquiredError, RedlockArgumentError, RedlockClosedError } from './errors.js';
+import { runAcquireLoop } from './acquire-loop.js';
+import { newCohorts } from './cohort-rounds.js';
+import { cohortId, type LockCohorts } from './lock-cohort.js';
 import { contentionHints } from './arbiter-round.js';
 import type { AttemptFailure } from './attempt-failure.js';
 import { fenceHeldLock, type FencingContext } from './fencing.js';
@@ -34,7 +37,6 @@ import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { RestartRule } from './restart-rule.js';
-import { jittered } from './wait.js';
 import { runWithLock } from './watchdog.js';
 import { RedlockEmitter, type RedlockEventName } from './events.js';
 import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './telemetry.js';
@@ -81,6 +83,8 @@ export class Redlock extends RedlockEmitter {
   private readonly telemetry: RedlockTelemetry;
   /** @internal Key names: hash-tagged when a node is a Redis Cluster (see hash-slot.ts). */
   readonly keyNames: KeyNames;
+  /** @internal Local hand-offs of plain locks (lock-cohort.ts); undefined with `cohort: false`. */
+  readonly cohorts: LockCohorts | undefined;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     super();
@@ -117,24 +121,40 @@ export class Redlock extends RedlockEmitter {
       { quorum: this.quorum, lingerMs: 3 * this.options.nodeTimeoutMs + 100 },
     );
     this.fair = new FairQueue(created, this.quorum, this.options, this.keyNames);
+    // A Lock that handed its keys over must never reach them again (its token is the new holder's).
+    const stale = (lock: Lock): LockLostError | undefined => this.cohorts?.refuse(lock);
+    const fencing = (): FencingContext => ({
+      ...this.fencingContext(this.options.nodeTimeoutMs),
+      counted: (n, sent) => this.counted(n, sent),
+    });
     this.ops = {
-      extend: (lock, ttlMs) => this.telemetry.observeExtend(lock, ttlMs, () => this.extendLock(lock, ttlMs)),
-      release: (lock) => {
-        this.releaseNotices.noteRelease(lock.keys);
-        return this.telemetry.observeRelease(lock, () => this.releaseLock(lock));
+      extend: (lock, ttlMs) => {
+        const refused = stale(lock);
+        return refused ? Promise.reject(refused) : this.telemetry.observeExtend(lock, ttlMs, () => this.extendLock(lock, ttlMs));
       },
-      fence: (lock) =>
-        fenceHeldLock(
-          { ...this.fencingContext(this.options.nodeTimeoutMs), counted: (node, sent) => this.counted(node, sent) },
-          lock,
-          lock.resources.map((r) => this.fenceKey(r)),
+      release: (lock) =>
+        this.telemetry.observeRelease(lock, () =>
+          this.cohorts ? this.cohorts.release(lock, (yieldTo) => this.releaseToNodes(lock, yieldTo)) : this.releaseToNodes(lock, 0),
         ),
+      fence: (lock) => {
+        const refused = stale(lock);
+        const fenceKeys = lock.resources.map((r) => this.fenceKey(r));
+        return refused ? Promise.reject(refused) : fenceHeldLock(fencing(), lock, fenceKeys);
+      },
       lost: (lock, error) => {
+        // A handed-off Lock's late extension says nothing about its successor.
+        if (stale(lock)) return;
         // No longer held: not counted, and not kept alive by us if its owner never releases it.
         this.active.delete(lock);
+        this.cohorts?.lost(lock);
         this.telemetry.observeLost(lock, error);
       },
     };
+    // A subclass that replaces waitForRetry may not wait by notice: then no one can be seen waiting.
+    const byNotice = this.waitForRetry === Redlock.prototype.waitForRetry;
+    const cohorts = this.options.cohort ? newCohorts(this, this.options.cohort, fencing, this.releaseNotices, byNotice) : undefined;
+    this.cohorts = cohorts;
+    if (cohorts) this.releaseNotices.turnDelay = (key) => cohorts.turnDelay(key);
   }
 
   /**
@@ -172,8 +192,8 @@ export class Redlock extends RedlockEmitter {
     return probe ? probe.track(acquisition) : acquisition;
   }
 
-  /** The attempts of one acquisition, arguments already validated. */
-  private async acquireLoop(
+  /** The attempts of one acquisition, arguments already validated (acquire-loop.ts). */
+  private acquireLoop(
     resources: readonly string[],
     ttlMs: number,
     opts: AcquireOptions,
@@ -185,71 +205,39 @@ export class Redlock extends RedlockEmitter {
     const keys = kind?.waitKeys ?? resources.map((r) => this.lockKey(r));
     const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
     const token = newOwnerToken();
-    const timeoutMs = opts.timeoutMs ?? Infinity;
-    const started = performance.now();
-    const deadline = started + timeoutMs;
-    const maxRetries = retry === false ? 0 : opts.timeoutMs !== undefined && opts.retry === undefined ? Infinity : retry.retries;
     const signal = opts.signal;
-
-    for (let attempt = 1; ; attempt++) {
-      signal?.throwIfAborted();
-      this.assertOpen();
-      // A fair waiter attempts when the queue says so: no arbiter needed (nor wanted: the queue's round starts at node 0).
-      const pending = kind
-        ? attemptPrimitive(this, kind, token, ttlMs)
-        : fair
-          ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
-          : // Every third attempt asks all nodes: an arbiter that missed a release (a minority node
-            // keeping a stale key until its TTL) must not block waiters that a majority would grant.
-            this.attempt(
-              resources,
-              keys,
-              fenceKeys,
-              token,
-              ttlMs,
-              attempt % 3 !== 0 && (attempt > 1 || this.releaseNotices.contended(keys[0]!)),
-            );
-      this.attempting.add(pending);
-      const result = await pending.finally(() => this.attempting.delete(pending));
-      if (result instanceof Lock) {
-        // close() began meanwhile: it releases this lock (it is among the active ones).
-        if (this.closing) throw new RedlockClosedError();
-        if (signal?.aborted) {
-          await result.release();
-          throw signal.reason;
-        }
-        probe?.acquired(attempt, result.acquireNodes);
-        return result;
-      }
-      // The last attempt ran at the deadline (< 1 ms left: a timer fired a hair early). Nodes
-      // that may only be slow are retried like a held lock; refused connections fail at once.
-      const left = deadline - performance.now();
-      const spent = attempt > maxRetries || left < 1;
-      if (result.kind === 'unavailable' && (!result.transient || spent)) {
-        throw new QuorumUnavailableError({
-          resources,
-          attempts: attempt,
-          nodes: result.nodes,
-          quorum: this.quorum,
-          ...(result.reason ? { reason: result.reason } : {}),
-        });
-      }
-      const retryAfterMs = result.kind === 'held' ? result.retryAfterMs : undefined;
-      if (spent || retry === false) {
-        throw new LockNotAcquiredError({
-          resources,
-          attempts: attempt,
-          nodes: result.nodes,
-          retryAfterMs,
-          waitedMs: performance.now() - started,
-        });
-      }
-      // A deadline, not a budget of whole delays: wait out what is left (a notice may come).
-      const wait = jittered(retry.delayMs, retry.jitterMs);
-      probe?.wait(attempt, Math.min(wait, left), result.nodes, retryAfterMs);
-      await (fair ? fair.wait(wait, signal, left) : this.waitForRetry(keys, wait, signal, left));
-      probe?.resumed();
-    }
+    // Cohorts are for plain locks: a fair lock's order lives on the nodes, a primitive is not one owner.
+    const cohorts = kind || fair ? undefined : this.cohorts;
+    const spec = { resources, keys, ttlMs, fencing: fenceKeys !== undefined, fenceKeys };
+    return runAcquireLoop({
+      resources,
+      opts,
+      retry,
+      probe,
+      quorum: this.quorum,
+      cohort: cohorts ? { cohorts, id: cohortId(keys), spec } : undefined,
+      closing: () => this.closing !== undefined,
+      wait: (ms, maxMs) => (fair ? fair.wait(ms, signal, maxMs) : this.waitForRetry(keys, ms, signal, maxMs)),
+      attempt: (attempt) => {
+        // A fair waiter attempts when the queue says so: no arbiter needed (nor wanted: the queue's round starts at node 0).
+        const pending = kind
+          ? attemptPrimitive(this, kind, token, ttlMs)
+          : fair
+            ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
+            : // Every third attempt asks all nodes: an arbiter that missed a release (a minority node
+              // keeping a stale key until its TTL) must not block waiters that a majority would grant.
+              this.attempt(
+                resources,
+                keys,
+                fenceKeys,
+                token,
+                ttlMs,
+                attempt % 3 !== 0 && (attempt > 1 || this.releaseNotices.contended(keys[0]!)),
+              );
+        this.attempting.add(pending);
+        return pending.finally(() => this.attempting.delete(pending));
+      },
+    });
   }
 
   /**
@@ -393,6 +381,8 @@ export class Redlock extends RedlockEmitter {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.independence.stop();
+      // Local waiters reject with RedlockClosedError; a hand-off under way releases instead.
+      this.cohorts?.close();
       await Promise.allSettled([...this.attempting]);
       const held = [...this.active];
       for (const lock of held) lock.lose('released');
@@ -478,6 +468,12 @@ export class Redlock extends RedlockEmitter {
       { quorum: this.quorum, timeoutMs: this.nodeTimeout(ttlMs), early: true },
     );
     return settleExtend(lock, round, start + ttlMs - this.drift(ttlMs), this.quorum);
+  }
+
+  /** A release on the nodes (not a hand-off); `yieldTo` > 0: a cohort gives way to that many waiting processes. */
+  private releaseToNodes(lock: Lock, yieldTo: number): Promise<ReleaseResult> {
+    this.releaseNotices.noteRelease(lock.keys, yieldTo);
+    return this.releaseLock(lock);
   }
 
   private async releaseLock(lock: Lock): Promise<ReleaseResult> {

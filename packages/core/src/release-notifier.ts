@@ -3,7 +3,7 @@ import { NodeSubscriber } from './node-subscriber.js';
 import { onAbort } from './wait.js';
 
 /** How a wait ended (for diagnostics and tests). */
-export type WakeReason = 'notice' | 'poll' | 'armed' | 'pending' | 'closed' | 'aborted';
+export type WakeReason = 'notice' | 'poll' | 'armed' | 'pending' | 'closed' | 'aborted' | 'cohort';
 
 /** Counters of how waits ended. */
 export interface NotifierStats {
@@ -13,6 +13,8 @@ export interface NotifierStats {
   pending: number;
   closed: number;
   aborted: number;
+  /** Waits ended because a lock of this process now holds their keys (they wait for its hand-off instead). */
+  cohort: number;
 }
 
 export interface ReleaseNotifierOptions {
@@ -69,6 +71,8 @@ interface Channel {
   pendingOwn: boolean;
   /** When this process last sent a release of this key. */
   ownReleaseAt: number;
+  /** When this process last released it to give other processes their turn (see noteRelease), or -Infinity. */
+  yieldAt: number;
   /** When the queue last became empty. */
   idleSince: number;
   /** The node retries of this key try first (see arbitratedRound), or -1: its notice alone wakes. */
@@ -113,7 +117,7 @@ function pollDelay(pollMs: number, place: number): number {
  *   polls at that rate (see {@link pollDelay}); no poll fires after the caller's deadline.
  */
 export class ReleaseNotifier {
-  readonly stats: NotifierStats = { notice: 0, poll: 0, armed: 0, pending: 0, closed: 0, aborted: 0 };
+  readonly stats: NotifierStats = { notice: 0, poll: 0, armed: 0, pending: 0, closed: 0, aborted: 0, cohort: 0 };
   private readonly subscribers: NodeSubscriber[];
   private readonly channels = new Map<string, Channel>();
   private readonly waiters = new WeakMap<readonly string[], WaiterState>();
@@ -126,6 +130,8 @@ export class ReleaseNotifier {
   private sweepTimer: NodeJS.Timeout | undefined;
   private idleWaiters: Array<() => void> = [];
   private closed = false;
+  /** How long a waiter woken by another process's release waits before it attempts (set by the cohorts). */
+  turnDelay: ((key: string) => number) | undefined;
 
   constructor(clients: readonly RedisClientLike[], options: ReleaseNotifierOptions) {
     const events = {
@@ -229,21 +235,49 @@ export class ReleaseNotifier {
       };
       let place = Infinity;
       for (const c of channels) place = Math.min(place, this.enqueue(c, entry));
-      this.schedulePoll(entry, pollDelay(ms, place), now);
+      // Turns across processes (lock-cohort.ts): a process that just gave way polls later too.
+      this.schedulePoll(entry, pollDelay(ms, place) + (this.turnDelay?.(keys[0]!) ?? 0), now);
       // Not armed before the failed attempt: a release may have slipped in between.
       // Return as soon as the subscription is confirmed, to repeat the attempt under it.
       if (!armedBefore && channels.every((c) => c.armedAt !== Infinity)) entry.resolve('armed');
     });
   }
 
-  /** Records that this process is releasing `keys` (its own notices then wake no one needlessly). */
-  noteRelease(keys: readonly string[]): void {
+  /**
+   * Records that this process is releasing `keys` (its own notices then wake no one needlessly).
+   * `yieldTo` > 0: a cohort gives the lock back because that many other processes wait (see
+   * lock-cohort.ts). The notices of this release then wake none of our waiters: they attempt
+   * after the next release (another process's turn) or at their poll. (Letting one release per
+   * waiting process pass, for turns in a round, stalled: with miscounts every process let the
+   * same release pass, and the lock sat free until a poll.)
+   */
+  noteRelease(keys: readonly string[], yieldTo = 0): void {
     if (this.channels.size === 0) return;
     const now = performance.now();
     for (const key of keys) {
       const c = this.channels.get(key);
-      if (c) c.ownReleaseAt = now;
+      if (!c) continue;
+      c.ownReleaseAt = now;
+      c.yieldAt = yieldTo > 0 ? now : -Infinity;
     }
+  }
+
+  /**
+   * Ends the waits for exactly the key set `keys` (in any order): a lock of this process now
+   * holds it, and those waiters wait for its local hand-off instead (see lock-cohort.ts).
+   */
+  wakeForHandoff(keys: readonly string[]): void {
+    const c = this.channels.get(keys[0]!);
+    if (!c || c.queue.length === 0) return;
+    const want = new Set(keys);
+    for (const entry of [...c.queue]) {
+      if (entry.channels.length === want.size && entry.channels.every((ch) => want.has(ch.name))) entry.resolve('cohort');
+    }
+  }
+
+  /** Whether our subscription to `key`'s notices is confirmed on node `node` (to tell our own subscriber from others'). */
+  subscribedOn(key: string, node: number): boolean {
+    return this.channels.get(key)?.acked[node] === 1;
   }
 
   /** Whether `key` saw waiters lately (its channel is subscribed or lingering): it is contended. */
@@ -298,6 +332,7 @@ export class ReleaseNotifier {
       pendingAt: -Infinity,
       pendingOwn: false,
       ownReleaseAt: -Infinity,
+      yieldAt: -Infinity,
       idleSince: performance.now(),
       arbiter: -1,
     };
@@ -361,6 +396,12 @@ export class ReleaseNotifier {
     }
     c.seen[node] = 1;
     c.seenCount++;
+    // Our own release that gives way to other processes: none of our waiters takes it.
+    if (!c.genWoken && c.yieldAt > c.genAt - SAME_RELEASE_MS) {
+      c.genWoken = true;
+      c.yieldAt = -Infinity;
+      return;
+    }
     // Wake once the release is confirmed by as many nodes of a quorum as we can hear from:
     // the first notice alone can precede the release on the other nodes, and an attempt
     // woken that early fails and then sleeps through the rest of this release's notices.
@@ -371,7 +412,13 @@ export class ReleaseNotifier {
     // to the other processes' woken waiters). Measured: ~1 wake per waiting process per
     // critical section. A random back-off for losers (against split votes) changed
     // nothing measurable, so there is none.
-    if (head) head.resolve('notice');
+    const delay = head ? (this.turnDelay?.(name) ?? 0) : 0;
+    if (head && delay > 0) {
+      // Its process had the lock a moment ago: let the others' waiters attempt first.
+      clearTimeout(head.timer);
+      head.pollAt = now + delay;
+      head.timer = setTimeout(() => head.resolve('notice'), delay);
+    } else if (head) head.resolve('notice');
     else {
       c.pendingAt = now;
       c.pendingOwn = c.ownReleaseAt > c.genAt - SAME_RELEASE_MS;

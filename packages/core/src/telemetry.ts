@@ -123,8 +123,8 @@ export class AcquireProbe {
     this.waitStart = undefined;
   }
 
-  /** Attempt `attempt` obtained the lock with these node outcomes. */
-  acquired(attempt: number, nodes: readonly NodeOutcome[]): void {
+  /** Attempt `attempt` obtained the lock with these node outcomes (`handoff`: from a local holder, see lock-cohort.ts). */
+  acquired(attempt: number, nodes: readonly NodeOutcome[], handoff = false): void {
     this.attempts = attempt;
     const durationMs = performance.now() - this.start;
     if (this.span) {
@@ -133,6 +133,7 @@ export class AcquireProbe {
         'redlock.outcome': 'acquired',
         'redlock.nodes_ok': okCount(nodes),
         'redlock.wait_ms': Math.round(this.waitedMs),
+        ...(handoff ? { 'redlock.handoff': true } : {}),
       });
       this.span.end();
     }
@@ -145,6 +146,7 @@ export class AcquireProbe {
       waitedMs: this.waitedMs,
       fencing: this.fencing,
       nodes,
+      ...(handoff ? { handoff: true as const } : {}),
     }));
   }
 
@@ -246,12 +248,15 @@ export class RedlockTelemetry {
   }
 
   /** Runs a release round, reporting it as `release`. */
-  observeRelease<R extends { released: number; nodes: readonly NodeOutcome[] }>(lock: ObservedLock, run: () => Promise<R>): Promise<R> {
+  observeRelease<R extends { released: number; nodes: readonly NodeOutcome[]; handedOff?: true }>(
+    lock: ObservedLock,
+    run: () => Promise<R>,
+  ): Promise<R> {
     const span = this.span('redlock.release', () => this.baseAttributes(lock.resources.length, undefined, primitiveOf(lock)));
     if (!span && !this.events.has('release')) return run();
     const start = performance.now();
     return run().then((result) => {
-      span?.setAttributes({ 'redlock.outcome': 'released', 'redlock.nodes_ok': result.released });
+      span?.setAttributes({ 'redlock.outcome': result.handedOff ? 'handed-off' : 'released', 'redlock.nodes_ok': result.released });
       span?.end();
       this.events.notify('release', () => ({
         resources: lock.resources,
@@ -260,6 +265,7 @@ export class RedlockTelemetry {
         durationMs: performance.now() - start,
         released: result.released,
         nodes: result.nodes,
+        ...(result.handedOff ? { handoff: true as const } : {}),
       }));
       return result;
     });
