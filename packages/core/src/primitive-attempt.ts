@@ -34,6 +34,11 @@ export interface PrimitiveHost {
 
 /** One attempt of a primitive: what is sent to each node and how the round is read. @internal */
 export interface PrimitiveAttempt {
+  /**
+   * The owner value this attempt writes, when it is not the acquisition's: a semaphore draws one
+   * per attempt, so a failed attempt's late frees can never delete a retry's grant (see semaphore.ts).
+   */
+  readonly token?: string;
   send(node: LockNode): Promise<unknown>;
   parse(reply: unknown): ParsedReply<string[]>;
   /** A node that answered after the round resolved (a semaphore frees a slot it does not keep). */
@@ -121,7 +126,7 @@ export async function attemptPrimitive(
     {
       resources: kind.resources,
       keys: attempt.lockKeys(),
-      value: token,
+      value: attempt.token ?? token,
       expiresAtMono,
       nodes: round.outcomes,
       ...(fencingTokens ? { fencingTokens } : {}),

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { LockLostError, LockNotAcquiredError, RedlockArgumentError, RedlockClosedError } from './errors.js';
 import { runAcquireLoop } from './acquire-loop.js';
 import { newCohorts } from './cohort-rounds.js';
@@ -14,6 +13,7 @@ import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './node
 import { forceReleaseResource, inspectResource, type ForceReleaseResult, type LockInspection, type OperatorContext } from './operator.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
 import { LockNode } from './lock-node.js';
+import { newOwnerToken } from './owner-token.js';
 import { attemptMutex } from './mutex-attempt.js';
 import { checkDistinctNodes } from './node-input.js';
 import type { NodeOutcome } from './node-outcome.js';
@@ -40,11 +40,6 @@ import { RestartRule } from './restart-rule.js';
 import { runWithLock } from './watchdog.js';
 import { RedlockEmitter, type RedlockEventName } from './events.js';
 import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './telemetry.js';
-
-/** 128 bits from the CSPRNG, URL-safe. */
-function newOwnerToken(): string {
-  return randomBytes(16).toString('base64url');
-}
 
 /**
  * Redlock over N independent Redis nodes (N = 1 is the single-instance lock of the Redis

@@ -7,6 +7,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { RedlockArgumentError } from './errors.js';
+import { newOwnerToken } from './owner-token.js';
 import type { KeyNames } from './hash-slot.js';
 import type { LockOperations } from './lock.js';
 import type { NodeOutcome } from './node-outcome.js';
@@ -72,9 +73,14 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
     waitKeys: slotKeys,
     fenceKeys: undefined,
     ops,
-    start: (token, ttlMs): PrimitiveAttempt => {
+    start: (acquisitionToken, ttlMs): PrimitiveAttempt => {
       // A retry means the semaphore was full: scan at once instead of trying one slot first.
       const tryFirstSlot = attempts++ === 0;
+      // A token per attempt. A failed attempt frees the grants that reach it late, and such a free
+      // can be written after the next attempt's commands on that node: under the acquisition's one
+      // token it would delete the retry's grant of the same slot, and the retry would count a node
+      // it no longer holds (two holders of one slot). Under its own token it can only free its own.
+      const token = tryFirstSlot ? acquisitionToken : newOwnerToken();
       // Every node scans from the same random slot: nodes in the same state grant the same slot.
       const first = randomInt(permits);
       let kept: number | undefined;
@@ -96,6 +102,7 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
         return best >= host.quorum || best + (host.nodes.length - answered) < host.quorum;
       };
       return {
+        token,
         send: (node) => semaphoreAcquireOnNode(node, slotKeys, token, ttlMs, first, tryFirstSlot),
         decided,
         parse: parseSemaphoreReply,
