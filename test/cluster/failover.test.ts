@@ -136,7 +136,9 @@ describe.each(CLIENT_KINDS)('Redis Cluster master failure (%s)', (client) => {
     master.pause();
     const err = await rejection(redlock.acquire(resource, 10_000, { retry: false }));
     expect(err instanceof LockNotAcquiredError || err instanceof QuorumUnavailableError).toBe(true);
-    const other = await redlock.acquire(elsewhere, 10_000);
+    // Past cluster-node-timeout the cluster answers CLUSTERDOWN on every slot until the replica is
+    // promoted: a try-again reply, waited out within timeoutMs rather than reported at once.
+    const other = await redlock.acquire(elsewhere, 10_000, { timeoutMs: 15_000 });
     await other.release();
     master.resume();
     const lock = await redlock.acquire(resource, 10_000, { timeoutMs: 10_000 });

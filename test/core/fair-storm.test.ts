@@ -86,7 +86,7 @@ describe('a storm of fair waiters on one key (3 nodes)', () => {
           const start = now();
           await new Promise((r) => setImmediate(r));
           sections.push([start, now(), redlock.fair.ticketOf(lock)]);
-        }, { fair: true, timeoutMs: 240000 }).catch((e) => errors.push(e.name + ': ' + e.message)));
+        }, { fair: true, timeoutMs: 240000, retry: { retries: Infinity, delayMs: 60000, jitterMs: 0 } }).catch((e) => errors.push(e.name + ': ' + e.message)));
       console.log('waiting');
       await Promise.all(waits);
       await redlock.close();
@@ -114,7 +114,10 @@ describe('a storm of fair waiters on one key (3 nodes)', () => {
               local.push([start, now(), redlock.fair.ticketOf(lock)!]);
               inside--;
             },
-            { fair: true, timeoutMs: 240_000 },
+            // Fallback polls far apart: every hand-off must come by notice, and the commands
+            // counted are the queue's own, not polls whose number grows with how long the storm
+            // takes on a loaded machine.
+            { fair: true, timeoutMs: 240_000, retry: { retries: Infinity, delayMs: 60_000, jitterMs: 0 } },
           )
           .then(
             () => undefined,
@@ -156,7 +159,7 @@ describe('a storm of fair waiters on one key (3 nodes)', () => {
       // Bounded cost: the queue moves by notices, so a waiter costs a handful of commands per node
       // (arrive, agree on a ticket, take, release, leave), not a poll per hand-off.
       const perWaiter = ((await commands()) - before) / everyone;
-      expect(perWaiter).toBeLessThan(40 * fx.urls.length);
+      expect(perWaiter).toBeLessThan(20 * fx.urls.length); // about 13 per node measured
       // Nothing of the storm is left in the queue or on the lock key.
       for (let i = 0; i < fx.urls.length; i++) {
         expect(await fx.node(i).zcard(queueKey)).toBe(0);

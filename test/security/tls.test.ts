@@ -63,7 +63,8 @@ describe('TLS', () => {
       ),
     );
     try {
-      const redlock = new Redlock(clients, { onWarning: () => undefined });
+      // Without cohorting: the waiter is in the same instance, and the notice path is what is tested here.
+      const redlock = new Redlock(clients, { onWarning: () => undefined, cohort: false });
       const lock = await redlock.acquire('tls-node-redis', 60_000, { fencing: true });
       expect(lock.fencingToken).toBeGreaterThan(0n);
       // A waiter is woken by the release notice on its TLS subscriber connection (a poll would wait 10 min).

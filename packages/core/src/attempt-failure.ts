@@ -11,9 +11,23 @@ export type AttemptFailure =
   | { kind: 'unavailable'; nodes: NodeOutcome[]; reason?: string; transient?: boolean };
 
 /**
+ * Redis replies that refuse a command for now and ask for a retry: a cluster without a master for
+ * some slots during a failover (`CLUSTERDOWN`), a slot migrating (`TRYAGAIN`), a server loading its
+ * data after a restart (`LOADING`), a replica whose master is gone (`MASTERDOWN`). Matched by the
+ * reply's first word, never a substring. The command did not run, so retrying is safe.
+ */
+const TRY_AGAIN_CODES = new Set(['CLUSTERDOWN', 'TRYAGAIN', 'LOADING', 'MASTERDOWN']);
+
+function isTryAgain(outcome: NodeOutcome): boolean {
+  const code = outcome.error?.split(' ', 1)[0];
+  return code !== undefined && TRY_AGAIN_CODES.has(code);
+}
+
+/**
  * Contention when the nodes that failed alone do not rule out a quorum; otherwise
  * unavailable, and transient unless errors alone rule a quorum out: a timeout may be a
- * busy machine (ours or the node's), a refused or closed connection is a node down.
+ * busy machine (ours or the node's), and a try-again reply a failover under way; a refused or
+ * closed connection is a node down.
  */
 export function classifyRound(round: RoundResult<unknown>, quorum: number): AttemptFailure {
   const n = round.outcomes.length;
@@ -22,7 +36,7 @@ export function classifyRound(round: RoundResult<unknown>, quorum: number): Atte
   const heldTtls: number[] = [];
   for (const o of round.outcomes) {
     if (o.status === 'error' || o.status === 'timeout') failed++;
-    if (o.status === 'error') errors++;
+    if (o.status === 'error' && !isTryAgain(o)) errors++;
     if (o.status === 'held' && o.ttlMs !== undefined) heldTtls.push(o.ttlMs);
   }
   if (failed > n - quorum) return { kind: 'unavailable', nodes: round.outcomes, transient: errors <= n - quorum };
