@@ -5,42 +5,17 @@
  * Redis commands per waiter, and the queue is empty on every node afterwards. Child processes
  * load the built package: run `npm run build` first.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Redlock } from '@redlock-nest/core';
-import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { DEFAULT_PREFIX, uniqueResource, until, useFixture } from './helpers.js';
+import { runScript } from '../harness/child-script.js';
 
 const DIST = join(process.cwd(), 'packages/core/dist/index.js');
 
 /** One critical section: when it ran (epoch ms, comparable across processes) and the ticket it was granted with. */
 type Section = [start: number, end: number, ticket: number];
-
-/** Runs an ES module script in a child node process; resolves with its stdout lines once it exits. */
-function runScript(
-  script: string,
-  onLine: (line: string) => void,
-): { child: ChildProcess; done: Promise<{ code: number | null; lines: string[] }> } {
-  const child = spawn(process.execPath, [...CHILD_GUARD_ARGS, '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines: string[] = [];
-  let buffered = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      lines.push(line);
-      onLine(line);
-    }
-  });
-  const done = new Promise<{ code: number | null; lines: string[] }>((resolve) => child.once('exit', (code) => resolve({ code, lines })));
-  return { child, done };
-}
 
 /** The tickets of `sections` in the order they ran. */
 function ticketsInOrder(sections: readonly Section[]): number[] {

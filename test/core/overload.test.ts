@@ -4,13 +4,14 @@
  * CPU-starved machine) never reports QuorumUnavailableError. Child processes load the
  * built package: run `npm run build` first.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Redlock } from '@redlock-nest/core';
 import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
 import { useFixture, uniqueResource, until } from './helpers.js';
+import { runScript } from '../harness/child-script.js';
 
 const DIST = join(process.cwd(), 'packages/core/dist/index.js');
 
@@ -19,28 +20,6 @@ class ProbedRedlock extends Redlock {
   get notices(): ReleaseNotifier {
     return this.releaseNotices;
   }
-}
-
-/** Runs an ES module script in a child node process; resolves with its stdout lines once it exits. */
-function runScript(
-  script: string,
-  onLine?: (line: string) => void,
-): { child: ChildProcess; done: Promise<{ code: number | null; lines: string[] }> } {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines: string[] = [];
-  let buffered = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      lines.push(line);
-      onLine?.(line);
-    }
-  });
-  const done = new Promise<{ code: number | null; lines: string[] }>((resolve) => child.once('exit', (code) => resolve({ code, lines })));
-  return { child, done };
 }
 
 /** Names of failures, counted: `{ QuorumUnavailableError: 3 }`. */
