@@ -56,10 +56,16 @@ describe.each(CLIENT_KINDS)('release (%s nodes)', (client) => {
   it('is idempotent: a second release returns the first result and sends nothing', async () => {
     const redlock = fx.redlock();
     const resource = uniqueResource('twice');
+    const before = await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)));
     const lock = await redlock.acquire(resource, 30_000);
     const first = await lock.release();
-    // release() resolves at a majority; let the last node's release land before counting.
-    await until(async () => (await fx.values(resource)).every((v) => v === null), 'every node released');
+    // acquire() and release() resolve at a majority: the last node may not even have run the SET
+    // yet (its key reads as absent). Count once every node ran the same commands (SET, release).
+    const ran = async (): Promise<number[]> => (await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)))).map((n, i) => n - before[i]!);
+    await until(async () => {
+      const d = await ran();
+      return d[0]! > 0 && d.every((n) => n === d[0]);
+    }, 'every node ran the acquire and the release');
     const calls = await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)));
     const second = await lock.release();
     expect(second).toBe(first);
