@@ -57,6 +57,11 @@ describe('Sentinel-managed master', () => {
       const err = await rejection(redlock.acquire(resource, 10_000, { retry: false }));
       expect(err).toBeInstanceOf(QuorumUnavailableError);
       expect(String(err.message)).toMatch(/replica/);
+      // A shortfall is a timeout (the replica may only be behind): retried within timeoutMs, then reported.
+      const retried = await rejection(redlock.acquire(resource, 10_000, { timeoutMs: 1_000 }));
+      expect(retried).toBeInstanceOf(QuorumUnavailableError);
+      expect(retried.attempts).toBeGreaterThan(1);
+      expect(retried.nodes[0]!.status).toBe('timeout');
       const plain = track(new Redlock([{ sentinels: set.sentinelAddresses, name: set.name }], quiet));
       // Released again: without replicaSync the key is free.
       const lock = await plain.acquire(resource, 10_000, { timeoutMs: 5_000 });

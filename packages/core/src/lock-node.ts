@@ -102,7 +102,7 @@ export class LockNode {
   private closed = false;
   /** This tick's commands, handed to the client together when the tick ends (see batchForTick). */
   private tickBatch: Array<(writtenAt: number) => void> | undefined;
-  /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established. */
+  /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established (per master on a cluster). */
   private readonly sentInFull = new Set<string>();
   /** Commands called and not yet settled (written or not), so close() can let them land before QUIT. */
   private inFlight = 0;
@@ -327,8 +327,11 @@ export class LockNode {
     // The first use of a script on a connection sends it in full. Relying on the NOSCRIPT
     // fallback alone reorders commands: the re-sent EVAL runs after whatever was sent
     // meanwhile, e.g. a release overtaking the acquire it must undo (leaving the key set).
-    if (!this.sentInFull.has(script.sha)) {
-      this.sentInFull.add(script.sha);
+    // A cluster node is several servers, each with its own cache: sent in full once per master.
+    const master = (this.client as { masterOf?: (key: string) => string | undefined }).masterOf?.(keys[0] ?? '');
+    const cached = master === undefined ? script.sha : `${script.sha}@${master}`;
+    if (!this.sentInFull.has(cached)) {
+      this.sentInFull.add(cached);
       return this.client.eval(script.source, keys.length, ...keys, ...args);
     }
     try {

@@ -18,6 +18,11 @@ export interface MutexAttempt {
   /** Under contention: the key whose arbiter node is asked first (see arbiter-round.ts). */
   readonly arbiterKey: string | undefined;
   readonly contention: ContentionHints;
+  /**
+   * A retry of the acquisition (same token): a node may still hold our key from an earlier
+   * attempt whose release was lost, and then counts as granted (see acquireOnNode).
+   */
+  readonly reclaim: boolean;
   /** Replaces the acquire script (a fair waiter's take, see fair-queue.ts). */
   readonly send: ((node: LockNode) => Promise<unknown>) | undefined;
 }
@@ -37,7 +42,7 @@ export async function attemptMutex(host: PrimitiveHost, a: MutexAttempt): Promis
   host.restarts?.noteTtl(ttlMs);
   const round = await acquireRound(
     host.nodes,
-    (node) => host.counted(node, send ? send(node) : acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined)),
+    (node) => host.counted(node, send ? send(node) : acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined, a.reclaim)),
     parseAcquireReply,
     { quorum: host.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
     a.arbiterKey,

@@ -218,7 +218,7 @@ export class Redlock extends RedlockEmitter {
         const pending = kind
           ? attemptPrimitive(this, kind, token, ttlMs)
           : fair
-            ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
+            ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, false, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
             : // Every third attempt asks all nodes: an arbiter that missed a release (a minority node
               // keeping a stale key until its TTL) must not block waiters that a majority would grant.
               this.attempt(
@@ -228,6 +228,7 @@ export class Redlock extends RedlockEmitter {
                 token,
                 ttlMs,
                 attempt % 3 !== 0 && (attempt > 1 || this.releaseNotices.contended(keys[0]!)),
+                attempt > 1,
               );
         this.attempting.add(pending);
         return pending.finally(() => this.attempting.delete(pending));
@@ -441,10 +442,21 @@ export class Redlock extends RedlockEmitter {
     token: string,
     ttlMs: number,
     contended: boolean,
+    reclaim: boolean,
     send?: (node: LockNode) => Promise<unknown>,
   ): Promise<Lock | AttemptFailure> {
     const arbiterKey = contended ? keys[0] : undefined;
-    const result = await attemptMutex(this, { resources, keys, fenceKeys, token, ttlMs, arbiterKey, contention: this.contention, send });
+    const result = await attemptMutex(this, {
+      resources,
+      keys,
+      fenceKeys,
+      token,
+      ttlMs,
+      arbiterKey,
+      contention: this.contention,
+      reclaim,
+      send,
+    });
     if (result instanceof Lock) this.onHeld(result);
     return result;
   }

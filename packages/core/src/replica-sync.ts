@@ -11,7 +11,7 @@
  * a replica that did not acknowledge (forced, or with fewer replicas than `replicas` left in
  * sync) can still lose it. It costs one more round trip to the master per granted write (one
  * WAIT per connection per tick, however many grants it confirms), and grants fail (the node
- * counts as down) while fewer replicas than asked are in sync.
+ * counts as timed out, retried within `timeoutMs`) while fewer replicas than asked are in sync.
  */
 import { isClusterClient } from './cluster-client.js';
 import { RedlockArgumentError } from './errors.js';
@@ -26,9 +26,15 @@ export interface ReplicaSyncOptions {
   readonly timeoutMs?: number;
 }
 
-/** A grant the node made but fewer replicas than asked confirmed: it does not count. */
+/**
+ * A grant the node made but fewer replicas than asked confirmed in time: it does not count.
+ * Its `code` is `ETIMEDOUT`: `WAIT` timed out, so the node counts as timed out (not down) and the
+ * attempt is retried within the caller's `timeoutMs`, as for a slow node. A replica that is only
+ * behind (a burst, a loaded machine) catches up; one that is gone is reported once the time is spent.
+ */
 export class ReplicaSyncError extends Error {
   override readonly name = 'ReplicaSyncError';
+  readonly code = 'ETIMEDOUT';
 }
 
 interface Resolved {

@@ -43,43 +43,59 @@ const SET_REPLY = Object.freeze([1]);
  * Acquires on one node. One key without fencing (the common case) is a plain
  * `SET key token PX ttl NX`: the same all-or-nothing on one key as the script, without
  * running Lua on every node (measurably the largest server-side cost of an acquire).
- * Only when the key is held is its PTTL read, for the caller's retry-after hint. Unlike
- * the script, SET NX does not take a key already holding our own token: that happens only
- * when the release of an earlier, failed attempt on this node was lost with its
- * connection, and that node then counts as held until the key expires.
+ * Only when the key is held is it looked at again, as the exchange's follow-up: its PTTL,
+ * for the caller's retry-after hint, on a first attempt; the acquire script on a retry
+ * (`reclaim`). SET NX does not take a key that already holds our own token, and a retry's
+ * token is its first attempt's: a key of ours is left there when the release of a failed
+ * attempt was lost (a reply timed out on our side while the script was not run, a dropped
+ * connection). The script takes it back (owner-checked, new TTL) instead of reading the node
+ * as held by someone else until the key expires.
  *
  * Replies as the script does: `[1, counter...]` when set, `[0, pttl]` when held.
  */
-export function acquireOnNode(node: LockNode, keys: readonly string[], token: string, ttlMs: number, fencing: boolean): Promise<unknown> {
+export function acquireOnNode(
+  node: LockNode,
+  keys: readonly string[],
+  token: string,
+  ttlMs: number,
+  fencing: boolean,
+  reclaim = false,
+): Promise<unknown> {
   const groups = isClusterClient(node.client) && keys.length > (fencing ? 2 : 1) ? slotGroups(keys, fencing ? 2 : 1) : undefined;
   if (groups && groups.length > 1) return acquireAcrossSlots(node, groups, token, ttlMs, fencing);
   // With replicaSync, a grant counts once replicas confirmed it (WAIT on the same connection).
-  // One exchange: a PTTL after a refused SET, and the WAIT, are the round's follow-ups.
+  // One exchange: the follow-up after a refused SET, and the WAIT, are the round's follow-ups.
   const x = node.exchange();
-  return synced(node, keys[0]!, acquireInOneSlot(x, keys, token, ttlMs, fencing), isGrant, x);
+  return synced(node, keys[0]!, acquireInOneSlot(x, keys, token, ttlMs, fencing, reclaim), isGrant, x);
 }
 
 function isGrant(reply: unknown): boolean {
   return Array.isArray(reply) && Number(reply[0]) === 1;
 }
 
-function acquireInOneSlot(x: NodeExchange, keys: readonly string[], token: string, ttlMs: number, fencing: boolean): Promise<unknown> {
-  if (keys.length === 1 && !fencing) {
-    const key = keys[0]!;
-    return x
-      .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
-      .then((reply) =>
-        reply === 'OK'
-          ? SET_REPLY
-          : x
-              .call((client) => client.pttl(key))
-              .then(
-                (pttl) => [0, pttl],
-                () => [0, -1], // held all the same; only the hint is missing
-              ),
-      );
-  }
-  return x.run(ACQUIRE_SCRIPT, keys, [token, ttlMs, fencing ? '1' : '0']);
+function acquireInOneSlot(
+  x: NodeExchange,
+  keys: readonly string[],
+  token: string,
+  ttlMs: number,
+  fencing: boolean,
+  reclaim: boolean,
+): Promise<unknown> {
+  const args = [token, ttlMs, fencing ? '1' : '0'];
+  if (keys.length !== 1 || fencing) return x.run(ACQUIRE_SCRIPT, keys, args);
+  const key = keys[0]!;
+  return x
+    .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
+    .then((reply) => {
+      if (reply === 'OK') return SET_REPLY;
+      if (reclaim) return x.run(ACQUIRE_SCRIPT, keys, args);
+      return x
+        .call((client) => client.pttl(key))
+        .then(
+          (pttl) => [0, pttl],
+          () => [0, -1], // held all the same; only the hint is missing
+        );
+    });
 }
 
 /**

@@ -1,0 +1,56 @@
+/**
+ * A retry takes back a key of its own. Every attempt of one acquisition uses the same owner
+ * token; when a failed attempt's release is lost (its reply timed out on our side and the
+ * script never ran, a dropped connection), the node keeps our key. The retry's `SET NX` is
+ * refused by it, and the node must not then read as "held by another owner" until the key
+ * expires: the retry reclaims it (owner-checked) with a fresh TTL.
+ *
+ * The lost release is made deterministic with an ACL: on node 0 the library's user may not
+ * run DEL, so every release script there fails (an ERR reply) before deleting anything.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { CLIENT_KINDS, lockKey, nodesOf, uniqueResource, until, useFixture } from './helpers.js';
+
+const USER = 'locker';
+const PASSWORD = 'reclaim-test-pw';
+
+/** Rejected commands of node `i` per error code (INFO errorstats). */
+async function errors(fx: ReturnType<typeof useFixture>, i: number, code: string): Promise<number> {
+  const info = await fx.node(i).info('errorstats');
+  return Number(new RegExp(`^errorstat_${code}:count=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+}
+
+describe.each(CLIENT_KINDS)('a retry reclaims its own key left by a lost release (%s)', (client) => {
+  const fx = useFixture(3);
+
+  it('wins the quorum with the node that still holds its key, instead of waiting for that key to expire', async () => {
+    await fx.node(0).call('ACL', 'SETUSER', USER, 'on', `>${PASSWORD}`, '~*', '&*', '+@all', '-del');
+    const urls = fx.urls.map((url, i) => (i === 0 ? url.replace('redis://', `redis://${USER}:${PASSWORD}@`) : url));
+    const made = nodesOf(client, urls);
+    try {
+      // Retries come by the fallback poll (nobody publishes here): 300 ms apart.
+      const redlock = fx.redlock({ retry: { retries: 100, delayMs: 300, jitterMs: 0 }, cohort: false }, made.nodes);
+      const resource = uniqueResource('lost-release');
+      await fx.holdFor(resource, [1, 2]);
+      const refusedBefore = await errors(fx, 0, 'ERR');
+
+      const acquiring = redlock.acquire(resource, 60_000, { timeoutMs: 15_000 });
+      // The first attempt won node 0 only, lost at 1 and 2, and its release on node 0 failed: our key stays there.
+      await until(async () => (await errors(fx, 0, 'ERR')) > refusedBefore, 'the release on node 0 was refused');
+      const left = await fx.node(0).get(lockKey(resource));
+      expect(left).not.toBeNull();
+      // Node 2 frees up (behind the library's back: no notice); node 1 stays held by the other owner.
+      await fx.drop(resource, [2]);
+
+      const lock = await acquiring;
+      expect(lock.value).toBe(left);
+      // Nodes 0 and 2 are the quorum (node 1 may still be pending: the round resolves at a majority).
+      expect([lock.acquireNodes[0]!.status, lock.acquireNodes[2]!.status]).toEqual(['ok', 'ok']);
+      // Reclaimed with the attempt's TTL, not left to run out with the first attempt's.
+      expect(await fx.node(0).pttl(lockKey(resource))).toBeGreaterThan(30_000);
+      expect(await fx.values(resource)).toEqual([left, 'someone-else', left]);
+    } finally {
+      await made.close();
+    }
+  }, 60_000);
+});
