@@ -9,6 +9,7 @@
  * run DEL, so every release script there fails (an ERR reply) before deleting anything.
  */
 import { describe, expect, it } from '@jest/globals';
+import { RECLAIM_SCRIPT } from '../../packages/core/src/scripts/acquire.js';
 import { CLIENT_KINDS, lockKey, nodesOf, uniqueResource, until, useFixture } from './helpers.js';
 
 const USER = 'locker';
@@ -53,4 +54,23 @@ describe.each(CLIENT_KINDS)('a retry reclaims its own key left by a lost release
       await made.close();
     }
   }, 60_000);
+});
+
+describe('the reclaim script', () => {
+  const fx = useFixture(1);
+  const reclaim = (key: string, token: string): Promise<unknown> => fx.node(0).eval(RECLAIM_SCRIPT.source, 1, key, token, 30_000);
+
+  it("renews a key holding our token, and never takes a free key or another owner's", async () => {
+    const key = lockKey(uniqueResource('reclaim-script'));
+    // Free: the round that sent this follow-up may have released meanwhile; a grant here would leak a key.
+    expect(await reclaim(key, 'ours')).toEqual([0, -2]);
+    expect(await fx.node(0).exists(key)).toBe(0);
+    await fx.node(0).set(key, 'theirs', 'PX', 10_000);
+    const [held, pttl] = (await reclaim(key, 'ours')) as [number, number];
+    expect([held, pttl > 0]).toEqual([0, true]);
+    expect(await fx.node(0).get(key)).toBe('theirs');
+    await fx.node(0).set(key, 'ours', 'PX', 1_000);
+    expect(await reclaim(key, 'ours')).toEqual([1]);
+    expect(await fx.node(0).pttl(key)).toBeGreaterThan(20_000);
+  });
 });

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { LuaScript } from './lock-node.js';
 import { FENCED_ACCESS_SCRIPT, READ_SCRIPT } from './fenced-store.js';
 import { FORCE_RELEASE_SCRIPT, INSPECT_SCRIPT } from './operator.js';
-import { ACQUIRE_SCRIPT } from './scripts/acquire.js';
+import { ACQUIRE_SCRIPT, RECLAIM_SCRIPT } from './scripts/acquire.js';
 import { EXTEND_SCRIPT } from './scripts/extend.js';
 import { FENCE_HELD_SCRIPT } from './scripts/fence-held.js';
 import { FENCE_RAISE_SCRIPT } from './scripts/fence-raise.js';
@@ -215,6 +215,14 @@ const implementations: ReadonlyArray<readonly [LuaScript, ScriptImpl]> = [
         if (fencing) reply.push(ctx.keys.incr(keys[n + i]!));
       }
       return reply;
+    },
+  ],
+  [
+    RECLAIM_SCRIPT,
+    (ctx, [key], [token, ttl]) => {
+      if (ctx.keys.get(key!) !== token) return [0, ctx.keys.pttl(key!)];
+      ctx.keys.pexpire(key!, Number(ttl));
+      return [1];
     },
   ],
   [

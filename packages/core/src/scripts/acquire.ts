@@ -37,6 +37,23 @@ end
 return reply`,
 );
 
+/**
+ * A retry's follow-up after a refused `SET NX`: takes back a key that holds our own token
+ * (new TTL), and never a free one. The round may have ended meanwhile and sent its release,
+ * written before this follow-up: a script that took a free key would then set a key nobody
+ * holds, left until its TTL. Replies as the acquire script: `{1}` or `{0, pttl}`.
+ *
+ * KEYS: the lock key; ARGV: owner token, ttl ms
+ */
+export const RECLAIM_SCRIPT = defineScript(
+  'reclaim',
+  `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1}
+end
+return {0, redis.call('PTTL', KEYS[1])}`,
+);
+
 const SET_REPLY = Object.freeze([1]);
 
 /**
@@ -44,7 +61,7 @@ const SET_REPLY = Object.freeze([1]);
  * `SET key token PX ttl NX`: the same all-or-nothing on one key as the script, without
  * running Lua on every node (measurably the largest server-side cost of an acquire).
  * Only when the key is held is it looked at again, as the exchange's follow-up: its PTTL,
- * for the caller's retry-after hint, on a first attempt; the acquire script on a retry
+ * for the caller's retry-after hint, on a first attempt; {@link RECLAIM_SCRIPT} on a retry
  * (`reclaim`). SET NX does not take a key that already holds our own token, and a retry's
  * token is its first attempt's: a key of ours is left there when the release of a failed
  * attempt was lost (a reply timed out on our side while the script was not run, a dropped
@@ -88,7 +105,7 @@ function acquireInOneSlot(
     .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
     .then((reply) => {
       if (reply === 'OK') return SET_REPLY;
-      if (reclaim) return x.run(ACQUIRE_SCRIPT, keys, args);
+      if (reclaim) return x.run(RECLAIM_SCRIPT, keys, [token, ttlMs]);
       return x
         .call((client) => client.pttl(key))
         .then(
