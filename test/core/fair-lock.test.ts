@@ -125,6 +125,26 @@ describe('fair lock', () => {
     await held.release();
     await (await waiting).release();
   });
+
+  it('drops an entry of its own process whose leave was lost, which its live lease would keep at the head', async () => {
+    const resource = uniqueResource('stale-own');
+    const holder = fx.redlock();
+    // Polls behind the head every waiterTtl/3 (its retry delay applies only at the head).
+    const redlock = fx.redlock({ retry: { retries: Infinity, delayMs: 50, jitterMs: 0 }, fairWaiterTtlMs: 600 });
+    const held = await holder.acquire(resource, 10_000, { fair: true });
+    const waiting = redlock.acquire(resource, 10_000, { fair: true, timeoutMs: 8_000 });
+    await queued(resource, 1);
+    const [processId] = await fx.node(0).zrange(`redlock:fair-alive:${resource}`, '0', '-1');
+    // What a lost leave leaves behind (a master that failed over before replicating it): an
+    // entry of this live process, ahead of its waiter, whose acquisition ended long ago.
+    const stale = `${processId!}:stale`;
+    await Promise.all([0, 1, 2].map((i) => fx.node(i).zadd(queueKey(resource), 0, stale)));
+    // The release hands over to the stale head: its notice finds no session.
+    await held.release();
+    const lock = await waiting;
+    expect(await Promise.all([0, 1, 2].map((i) => fx.node(i).zscore(queueKey(resource), stale)))).toEqual([null, null, null]);
+    await lock.release();
+  });
 });
 
 describe('fair lock with a minority of nodes failing', () => {

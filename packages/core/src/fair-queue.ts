@@ -113,6 +113,16 @@ export class FairQueue {
     }
   }
 
+  /**
+   * Whether `waiter`, at the head of a queue, is an entry of this process whose acquisition
+   * ended: its leave was lost (a master that failed over before replicating it), and our live
+   * lease would keep it at the head, ahead of every waiter, for as long as this process waits
+   * there. Ids are never reused, so an id of ours without a session is stale for sure.
+   */
+  isStaleOwnWaiter(waiter: string): boolean {
+    return waiter.startsWith(`${this.processId}:`) && !this.sessions.has(waiter);
+  }
+
   /** Remembers a lock won fairly, so its release hands over to the queue's head. */
   granted(lock: Lock, queueKey: string, ticket: number): void {
     this.fairLocks.set(lock, { queueKey, ticket });
@@ -306,6 +316,8 @@ export class FairSession {
         const place = fairPlace(reply);
         if (place && this.finished) this.leave(index);
         else if (place) this.places[index] = place;
+        // A stale entry of ours at the head: leave for it (the leave hands on to the next head).
+        if (place?.head !== undefined && this.queue.isStaleOwnWaiter(place.head)) this.leave(index, place.head);
         return reply;
       },
       (err: unknown) => {
@@ -382,10 +394,10 @@ export class FairSession {
     this.seenCount = 0;
   }
 
-  /** Leaves the queue on node `i` (sent, not awaited; retried with the heartbeat when it fails). */
-  private leave(i: number): void {
+  /** Leaves the queue on node `i`, as `waiter` (default: ours); sent, not awaited; retried with the heartbeat when it fails. */
+  private leave(i: number, waiter = this.waiter): void {
     const node = this.nodes[i]!;
-    const { lockKey, queueKey, waiter } = this;
+    const { lockKey, queueKey } = this;
     const send = (): Promise<unknown> => fairLeaveOnNode(node, lockKey, queueKey, waiter, this.queue.noticePrefix);
     send().catch(() => this.queue.retryLater(send));
   }

@@ -219,7 +219,7 @@ const fairAcquire: PrimitiveScript = (ctx, [lock, queue, counter, alive, fence],
     }
     return [0, k.pttl(lock!), integer(ticket), 0];
   }
-  return [0, 0, integer(ticket), k.zset(queue!)?.rank(me!) ?? null];
+  return [0, 0, integer(ticket), k.zset(queue!)?.rank(me!) ?? null, first ?? null];
 };
 
 /** KEYS: lock, queue ZSET; ARGV: token, notice prefix. Tells the queue's head (on its process' channel). */

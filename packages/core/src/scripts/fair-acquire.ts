@@ -16,7 +16,9 @@ import { synced } from '../replica-sync.js';
  * - `beat` (fallback poll): re-join with our quorum ticket if the node lost us (restarted
  *   empty, or we were dropped as dead while paused), raise the node's counter to it, and drop
  *   dead heads (a head whose process has no live lease in the resource's liveness set)
- *   before looking at the head.
+ *   before looking at the head. Behind a live head, the reply names it: a head of our own
+ *   process that no longer waits (its leave was lost, e.g. not replicated before a failover)
+ *   is left for it by the client (see FairSession), since its live lease keeps it here.
  * On a grant, the waiter leaves the queue in the same script.
  *
  * Every key is the resource's and passed in KEYS (hash-tagged alike on Redis Cluster nodes, so
@@ -24,8 +26,9 @@ import { synced } from '../replica-sync.js';
  *
  * KEYS: lock key, queue key, counter key, liveness set, fence key (only with fencing)
  * ARGV: owner token, ttl ms, waiter id, quorum ticket ('0' while unknown), mode
- * Returns {1, fence counter?} on a grant, {0, pttl, ticket, rank} otherwise (the mutex's
- * acquire reply, with our place appended; pttl 0 where the hint is not worth a command).
+ * Returns {1, fence counter?} on a grant, {0, pttl, ticket, rank, head?} otherwise (the mutex's
+ * acquire reply, with our place appended, and in `beat` mode the live head ahead of us; pttl 0
+ * where the hint is not worth a command).
  */
 export const FAIR_ACQUIRE_SCRIPT = defineScript(
   'fair-acquire',
@@ -90,7 +93,7 @@ if head == me then
   end
   return {0, redis.call('PTTL', KEYS[1]), ticket, 0}
 end
-return {0, 0, ticket, redis.call('ZRANK', KEYS[2], me)}`,
+return {0, 0, ticket, redis.call('ZRANK', KEYS[2], me), head}`,
 );
 
 /** How an attempt talks to the queue (see {@link FAIR_ACQUIRE_SCRIPT}). */
@@ -129,12 +132,17 @@ export interface FairPlace {
   readonly ticket: number;
   /** 0 = head of that node's queue. */
   readonly rank: number;
+  /** The waiter at the head, ahead of us (replies of the `beat` mode only). */
+  readonly head?: string;
 }
 
 /** Our place in a node's queue from a fair attempt's reply; undefined on a grant or an error. */
 export function fairPlace(reply: unknown): FairPlace | undefined {
   if (!Array.isArray(reply) || Number(reply[0]) !== 0 || reply.length < 4) return undefined;
-  return { ticket: Number(reply[2]), rank: Number(reply[3]) };
+  const head: unknown = reply[4];
+  return typeof head === 'string'
+    ? { ticket: Number(reply[2]), rank: Number(reply[3]), head }
+    : { ticket: Number(reply[2]), rank: Number(reply[3]) };
 }
 
 /**
