@@ -17,6 +17,7 @@ import {
   READERS_MARKER,
   WRITE_ABANDON_SCRIPT,
   WRITE_ACQUIRE_SCRIPT,
+  WRITE_YIELD_SCRIPT,
 } from './scripts/read-write.js';
 import { SEMAPHORE_ACQUIRE_SCRIPT } from './scripts/semaphore.js';
 
@@ -254,6 +255,21 @@ export const primitiveScripts: ReadonlyArray<readonly [LuaScript, PrimitiveScrip
   [READ_EXTEND_SCRIPT, readExtend],
   [READ_RELEASE_SCRIPT, readRelease],
   [WRITE_ABANDON_SCRIPT, (ctx, [writers], [token]) => ctx.keys.zrem(writers!, token!)],
+  [
+    WRITE_YIELD_SCRIPT,
+    (ctx, [lock, writers], [token, leaseArg]) => {
+      const k = ctx.keys;
+      let released = 0;
+      if (k.get(lock!) === token) {
+        k.del(lock!);
+        released = 1;
+      }
+      const lease = Number(leaseArg);
+      k.zadd(writers!, nodeNow() + lease, token!);
+      if (k.pttl(writers!) < lease) k.pexpire(writers!, lease);
+      return released;
+    },
+  ],
   [SEMAPHORE_ACQUIRE_SCRIPT, semaphoreAcquire],
   [FAIR_ACQUIRE_SCRIPT, fairAcquire],
   [

@@ -19,6 +19,7 @@ import type { PrimitiveAttempt, PrimitiveHost, PrimitiveKind } from './primitive
 import { releasePartialHolds } from './scripts/release.js';
 import {
   abandonWriteOnNode,
+  writeYieldOnNode,
   parseReadWriteReply,
   readAcquireOnNode,
   readExtendOnNode,
@@ -107,7 +108,11 @@ export function readWriteKind(host: PrimitiveHost, mode: LockMode, resource: str
         send: (node) => writeAcquireOnNode(node, keys, fenceKey, token, ttlMs, waits ? ttlMs : 0),
         parse: parseReadWriteReply,
         lockKeys: () => [keys.lock],
-        releasePartial: (outcomes) => releasePartialHolds(host.nodes, outcomes, [keys.lock], token),
+        // A writer that retries keeps waiting where it had won, as where it was refused (see WRITE_YIELD_BODY).
+        releasePartial: (outcomes) =>
+          waits
+            ? releaseEach(host.nodes, outcomes, (node) => writeYieldOnNode(node, keys, token, ttlMs))
+            : releasePartialHolds(host.nodes, outcomes, [keys.lock], token),
         // Nodes that refused us keep our waiting entry (granting ones dropped it): drop it, or it
         // would keep readers out there after our release.
         won: (outcomes) => (waits && outcomes.some((o) => o.status !== 'ok') ? abandon(token, outcomes) : undefined),

@@ -137,6 +137,32 @@ export const READ_RELEASE_SHARDED_SCRIPT = defineScript(
   READ_RELEASE_BODY.replace("redis.call('PUBLISH', KEYS[1], '1')", "redis.pcall('SPUBLISH', KEYS[1], '1')"),
 );
 
+/**
+ * A failed write attempt that will retry gives back what it set on a node and waits there: the
+ * lock key is deleted if it holds our token, and we join the waiting writers, as a node that
+ * refused us already made us. Without it, the nodes where the attempt had won let new readers
+ * in again after the release while the others kept them out, and with no node to spare (a
+ * minority down) readers and the writer kept taking different nodes, none of them ever all it
+ * needed. No release notice: the resource is free for no one here (new readers are refused
+ * while we wait, a competing writer retries at its poll), and our own waiter would wake on it.
+ *
+ * KEYS: lock key, waiting-writers ZSET; ARGV: owner token, waiting lease ms.
+ * Returns 1 when our key was deleted, 0 otherwise.
+ */
+export const WRITE_YIELD_SCRIPT = defineScript(
+  'rw-write-yield',
+  `${NOW}
+local released = 0
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  released = 1
+end
+local lease = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[2], now + lease, ARGV[1])
+if redis.call('PTTL', KEYS[2]) < lease then redis.call('PEXPIRE', KEYS[2], lease) end
+return released`,
+);
+
 /** Leaves the waiting writers (a writer that gave up waiting). KEYS: waiting-writers ZSET; ARGV: owner token. */
 export const WRITE_ABANDON_SCRIPT = defineScript('rw-write-abandon', `return redis.call('ZREM', KEYS[1], ARGV[1])`);
 
@@ -195,6 +221,11 @@ export function readExtendOnNode(node: LockNode, keys: readonly string[], token:
 /** A reader's release on one node; `keys` are the read lock's keys: [lock key, readers ZSET]. */
 export function readReleaseOnNode(node: LockNode, keys: readonly string[], token: string): Promise<unknown> {
   return node.run(isClusterClient(node.client) ? READ_RELEASE_SHARDED_SCRIPT : READ_RELEASE_SCRIPT, keys, [token]);
+}
+
+/** A failed write attempt's yield on one node: our key released, and waiting there for `leaseMs`. */
+export function writeYieldOnNode(node: LockNode, keys: ReadWriteKeys, token: string, leaseMs: number): Promise<unknown> {
+  return node.run(WRITE_YIELD_SCRIPT, [keys.lock, keys.writers], [token, leaseMs]);
 }
 
 /** Withdraws a waiting writer on one node. */
