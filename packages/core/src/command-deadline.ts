@@ -25,6 +25,7 @@ function timedOut(ms: number): Error {
 
 export class CommandDeadline {
   private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   /** `written`: the node's written, unanswered commands, oldest first (the node removes each as it settles). */
   constructor(
@@ -34,23 +35,30 @@ export class CommandDeadline {
 
   /** Called on each write: makes sure a sweep is due within `ms`. */
   watch(): void {
-    if (!this.timer) this.arm(this.ms);
+    if (!this.timer && !this.stopped) this.arm(this.ms);
   }
 
   /** Stops the timer (the node closed). */
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
   }
 
+  /**
+   * The timer fires before this turn's I/O is read: the sweep runs after it (setImmediate runs
+   * after the poll phase), so a reply that already arrived, behind a long stretch of our own
+   * work in a burst, settles its command instead of being taken for the node's silence.
+   */
   private arm(ms: number): void {
-    this.timer = setTimeout(this.sweep, Math.max(1, ms));
+    this.timer = setTimeout(() => setImmediate(this.sweep).unref(), Math.max(1, ms));
     this.timer.unref();
   }
 
   /** Fails the commands past their deadline, oldest first, and sleeps until the next one's. */
   private readonly sweep = (): void => {
     this.timer = undefined;
+    if (this.stopped) return;
     const now = performance.now();
     for (const wire of this.written) {
       // Not written yet (this tick's batch): its clock has not started.
