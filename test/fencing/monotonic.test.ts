@@ -75,7 +75,13 @@ describe.each(CLIENT_KINDS)('fencing tokens across the quorum (%s nodes)', (clie
         // majority may be unreachable: that is reported (QuorumUnavailableError), and retried here.
         for (;;) {
           try {
-            const lock = await redlock.acquire('invoice:1', 5_000, { fencing: true, retry: { retries: 50, delayMs: 5, jitterMs: 5 } });
+            // A partial hold whose release died with its node's connection stays until its TTL (5 s) and
+            // can block the 3 nodes left up: wait past that TTL instead of giving up after 50 retries.
+            const lock = await redlock.acquire('invoice:1', 5_000, {
+              fencing: true,
+              timeoutMs: 15_000,
+              retry: { retries: Infinity, delayMs: 5, jitterMs: 5 },
+            });
             tokens.push(lock.fencingToken!);
             await lock.release();
             break;

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { CommandBacklog } from './command-backlog.js';
-import { CommandDeadline, withoutClientTimer, type DeadlineWire } from './command-deadline.js';
 import { NodeConnectionState } from './node-state.js';
 import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
 
@@ -54,15 +53,9 @@ export interface NodeExchange {
 }
 
 /** One command written and not answered yet: when it was written, and the exchange it belongs to. */
-interface Wire extends DeadlineWire {
+interface Wire {
   sentAt: number;
   readonly slot: SendSlot | undefined;
-}
-
-/** How a command's promise is settled by its write (see LockNode.send). */
-interface Reply<T> {
-  readonly ok: (value: T) => void;
-  readonly fail: (err: unknown) => void;
 }
 
 /** Records that a command of `slot`'s exchange was written at `at`. */
@@ -90,31 +83,6 @@ function handOver<T>(command: (client: RedisClientLike) => Promise<T>, client: R
   } catch (err) {
     return Promise.reject(err);
   }
-}
-
-/** The nodes' batches to write when this tick ends: one nextTick for all of them, not one per node. */
-let tickEnd: Array<() => void> | undefined;
-
-function atTickEnd(flush: () => void): void {
-  if (tickEnd) {
-    tickEnd.push(flush);
-    return;
-  }
-  const flushes = [flush];
-  tickEnd = flushes;
-  process.nextTick(() => {
-    tickEnd = undefined;
-    let failure: { error: unknown } | undefined;
-    // Every node's batch is written even if one throws (its commands would otherwise wait forever).
-    for (const f of flushes) {
-      try {
-        f();
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-    if (failure) throw failure.error;
-  });
 }
 
 function isNoScript(err: unknown): boolean {
@@ -152,8 +120,6 @@ export class LockNode {
   private readyWaiters: Array<() => void> = [];
   /** Why the connection is down, and the one warning per state change (down, back up). @internal */
   readonly connection: NodeConnectionState;
-  /** The backstop timeout of our commands on a client the library created, instead of the client's per-command timer. */
-  private readonly deadline: CommandDeadline | undefined;
 
   /** `warn` receives one line when the node goes down (with the real cause) and one when it is back. */
   constructor(handle: ClientHandle, warn?: (message: string) => void) {
@@ -161,7 +127,6 @@ export class LockNode {
     this.owned = handle.owned;
     this.label = handle.label;
     this.connection = new NodeConnectionState(this.client, this.label, warn);
-    this.deadline = handle.deadlineMs === undefined ? undefined : new CommandDeadline(handle.deadlineMs, this.written);
     // A reconnect may reach a restarted server with an empty script cache.
     this.client.on?.('ready', () => {
       this.sentInFull.clear();
@@ -264,52 +229,25 @@ export class LockNode {
     return this.send(command, slot, false);
   }
 
-  /**
-   * One promise per command besides the client's own: the command is written now (or when the
-   * tick's batch is), or waits in the backlog; it settles with the client's reply, or with our
-   * deadline's rejection on a client we created (then the reply is dropped). Until it settles
-   * it counts in `inFlight`, and once written, in the window.
-   */
   private send<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot | undefined, followUp: boolean): Promise<T> {
     const wire: Wire = { sentAt: NaN, slot };
-    const now = this.client.status === 'ready' && this.backlog.empty && this.written.size < IN_FLIGHT_WINDOW;
+    if (this.client.status === 'ready' && this.backlog.empty && this.written.size < IN_FLIGHT_WINDOW) {
+      return this.track(this.issue(command, wire), wire);
+    }
     // Waiting unwritten: the node is not answering this command yet.
-    if (!now && slot) slot.waitingSince = NaN;
-    this.inFlight++;
-    return new Promise<T>((resolve, reject) => {
-      let open = true;
-      const settle = (): boolean => {
-        if (!open) return false;
-        open = false;
-        wire.expire = undefined;
-        this.settled(wire);
-        return true;
-      };
-      const reply: Reply<T> = {
-        ok: (value) => {
-          if (settle()) resolve(value);
-        },
-        fail: (err) => {
-          if (settle()) reject(this.explain(err));
-        },
-      };
-      if (this.deadline) {
-        wire.expire = (err) => {
-          if (settle()) reject(err);
-        };
-      }
-      if (now) this.issue(command, wire, reply);
-      else this.later(command, wire, reply, followUp);
-    });
+    if (slot) slot.waitingSince = NaN;
+    return this.track(this.later(command, wire, followUp), wire);
   }
 
   /**
    * Holds a command client-side until the connection is up (connect on first use, not
    * charged to the command: its clock starts when it is written) and the window has room.
    */
-  private later<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire, reply: Reply<T>, followUp: boolean): void {
-    this.backlog.push({ write: () => this.issue(command, wire, reply), fail: reply.fail }, followUp);
-    this.pump();
+  private later<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire, followUp: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.backlog.push({ write: () => void this.issue(command, wire).then(resolve, reject), fail: reject }, followUp);
+      this.pump();
+    });
   }
 
   /** Writes waiting commands while the window has room; connects first (once for all of them) when needed. */
@@ -338,28 +276,36 @@ export class LockNode {
     this.backlog.writeWhile(() => this.written.size < IN_FLIGHT_WINDOW);
   }
 
-  private issue<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire, reply: Reply<T>): void {
+  private issue<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire): Promise<T> {
     this.written.add(wire);
     const batch = this.batchForTick();
     if (!batch) {
       stamp(wire, performance.now());
-      this.handOver(command).then(reply.ok, reply.fail);
-      return;
+      return handOver(command, this.client);
     }
     // Written when the tick ends: its clocks (ours, and the client's own command timeout) start then.
     if (wire.slot) wire.slot.waitingSince = NaN;
-    batch.push((writtenAt) => {
-      stamp(wire, writtenAt);
-      this.handOver(command).then(reply.ok, reply.fail);
+    return new Promise<T>((resolve, reject) => {
+      batch.push((writtenAt) => {
+        stamp(wire, writtenAt);
+        handOver(command, this.client).then(resolve, reject);
+      });
     });
   }
 
-  /** Gives `command` to the client; on a client we created, under our one deadline timer instead of its own per command. */
-  private handOver<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
-    const deadline = this.deadline;
-    if (!deadline) return handOver(command, this.client);
-    deadline.watch();
-    return withoutClientTimer(this.client, () => handOver(command, this.client));
+  /** Counts the command until it settles (one derived promise: this is on every lock operation's path). */
+  private track<T>(sent: Promise<T>, wire: Wire): Promise<T> {
+    this.inFlight++;
+    return sent.then(
+      (reply) => {
+        this.settled(wire);
+        return reply;
+      },
+      (err: unknown) => {
+        this.settled(wire);
+        throw this.explain(err);
+      },
+    );
   }
 
   private settled(wire: Wire): void {
@@ -377,8 +323,7 @@ export class LockNode {
     return this.connection.explain(err);
   }
 
-  /** Not async: on the path of every lock operation, one derived promise (the NOSCRIPT fallback) instead of two. */
-  private sendScript(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+  private async sendScript(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
     // The first use of a script on a connection sends it in full. Relying on the NOSCRIPT
     // fallback alone reorders commands: the re-sent EVAL runs after whatever was sent
     // meanwhile, e.g. a release overtaking the acquire it must undo (leaving the key set).
@@ -389,10 +334,12 @@ export class LockNode {
       this.sentInFull.add(cached);
       return this.client.eval(script.source, keys.length, ...keys, ...args);
     }
-    return this.client.evalsha(script.sha, keys.length, ...keys, ...args).catch((err: unknown) => {
+    try {
+      return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (err) {
       if (!isNoScript(err)) throw err;
       return this.client.eval(script.source, keys.length, ...keys, ...args);
-    });
+    }
   }
 
   /**
@@ -411,7 +358,7 @@ export class LockNode {
     if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
     const batch: Array<(writtenAt: number) => void> = [];
     this.tickBatch = batch;
-    atTickEnd(() => {
+    process.nextTick(() => {
       this.tickBatch = undefined;
       const writtenAt = performance.now();
       stream.cork!();
@@ -448,6 +395,5 @@ export class LockNode {
     // must not hang close().
     if (ready) await this.settleInFlight(timeoutMs * 2);
     await endConnection(this.client, ready, timeoutMs * 2);
-    this.deadline?.stop();
   }
 }

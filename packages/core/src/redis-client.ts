@@ -96,21 +96,14 @@ export interface ClientHandle {
   readonly client: RedisClientLike;
   readonly owned: boolean;
   readonly label: string;
-  /**
-   * A client this library created with a command timeout: the lock node times its own commands
-   * out after this many ms with one timer, instead of the client's timer per command (see
-   * command-deadline.ts). The client keeps its timeout for every other command.
-   */
-  readonly deadlineMs?: number;
 }
 
 /** Turns one `nodes[]` entry into a client, creating and configuring it when needed. */
 export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {
   if (typeof input === 'string') {
     checkUrl(input, index);
-    const options = failFastOptions(nodeTimeoutMs);
-    const client = new Redis(input, options) as unknown as RedisClientLike;
-    return { client, owned: true, label: labelOf(client, index), deadlineMs: options.commandTimeout! };
+    const client = new Redis(input, failFastOptions(nodeTimeoutMs)) as unknown as RedisClientLike;
+    return { client, owned: true, label: labelOf(client, index) };
   }
   const given: unknown = input; // JavaScript callers can pass anything
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
@@ -138,9 +131,11 @@ export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: nu
     return { client: input, owned: false, label };
   }
   checkNodeOptions(input, index);
-  const options = { ...(input as RedisOptions), ...failFastOptions((input as RedisOptions).commandTimeout ?? nodeTimeoutMs) };
-  const client = new Redis(options) as unknown as RedisClientLike;
-  return { client, owned: true, label: labelOf(client, index), deadlineMs: options.commandTimeout! };
+  const client = new Redis({
+    ...(input as RedisOptions),
+    ...failFastOptions((input as RedisOptions).commandTimeout ?? nodeTimeoutMs),
+  }) as unknown as RedisClientLike;
+  return { client, owned: true, label: labelOf(client, index) };
 }
 
 /** ioredis statuses in which the client has a socket that will emit 'close' (and then 'end'). */
