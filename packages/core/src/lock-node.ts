@@ -85,6 +85,11 @@ function handOver<T>(command: (client: RedisClientLike) => Promise<T>, client: R
   }
 }
 
+/** A Redis error reply (`ERR …`, `NOSCRIPT …`): the node answered. Not a client-side timeout or a lost connection. */
+function isReplyError(err: unknown): boolean {
+  return err instanceof Error && /^[A-Z][A-Z_]+(\s|$)/.test(err.message);
+}
+
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -120,6 +125,9 @@ export class LockNode {
   private readyWaiters: Array<() => void> = [];
   /** Why the connection is down, and the one warning per state change (down, back up). @internal */
   readonly connection: NodeConnectionState;
+  /** When the last reply (a result or a Redis error reply, not a client-side failure) was read. */
+  private lastAnswerAt = -Infinity;
+  private readonly cluster: boolean;
 
   /** `warn` receives one line when the node goes down (with the real cause) and one when it is back. */
   constructor(handle: ClientHandle, warn?: (message: string) => void) {
@@ -127,6 +135,7 @@ export class LockNode {
     this.owned = handle.owned;
     this.label = handle.label;
     this.connection = new NodeConnectionState(this.client, this.label, warn);
+    this.cluster = (this.client as { isClusterClient?: boolean }).isClusterClient === true;
     // A reconnect may reach a restarted server with an empty script cache.
     this.client.on?.('ready', () => {
       this.sentInFull.clear();
@@ -186,6 +195,18 @@ export class LockNode {
   unansweredSince(): number {
     for (const wire of this.written) return wire.sentAt;
     return NaN;
+  }
+
+  /**
+   * When the node's silence about a command that waits since `since` began: `since`, or the
+   * last reply read from the node if later. Redis answers one connection's commands in order,
+   * so a node whose replies we are still reading is answering; a reply of ours not read yet
+   * sits behind them, in our socket, when a burst keeps our event loop from reading it (the
+   * round's check runs after one poll phase, which reads only part of a large backlog). Not
+   * for a Redis Cluster node: its replies come from several masters, one of which may stop.
+   */
+  silentSince(since: number): number {
+    return this.cluster ? since : Math.max(since, this.lastAnswerAt);
   }
 
   /**
@@ -298,10 +319,12 @@ export class LockNode {
     this.inFlight++;
     return sent.then(
       (reply) => {
+        this.lastAnswerAt = performance.now();
         this.settled(wire);
         return reply;
       },
       (err: unknown) => {
+        if (isReplyError(err)) this.lastAnswerAt = performance.now();
         this.settled(wire);
         throw this.explain(err);
       },

@@ -131,7 +131,8 @@ export function runRound<T>(
         // exchange's follow-up restarts it). Not written yet: charged only while the node
         // leaves an earlier command unanswered (it is paused or stuck, not just busy).
         const waiting = slots[i]!.waitingSince;
-        const since = waiting >= 0 ? waiting : nodes[i]!.unansweredSince();
+        // Either way, a node whose later replies we are still reading is answering (see LockNode.silentSince).
+        const since = nodes[i]!.silentSince(waiting >= 0 ? waiting : nodes[i]!.unansweredSince());
         const due = since + timeoutMs;
         if (due <= now) {
           record(i, { node: nodes[i]!.label, status: 'timeout', error: `no answer within ${timeoutMs} ms` });
