@@ -33,6 +33,11 @@ export interface CycleEvent {
   readonly token?: string;
   /** When the acquire call was made. */
   readonly callAt: number;
+  /**
+   * True when the lock came by a local hand-off (lock cohorting): the lease of an earlier grant
+   * passed on within its validity, with no acquire round (so not a grant of its own).
+   */
+  readonly handoff?: boolean;
   /** When the acquire call resolved: from here on the worker believes it holds the lock. */
   readonly acquiredAt: number;
   /** The lock's validity end as the library computed it (after the last extension). */

@@ -120,7 +120,11 @@ async function cycle(n: number): Promise<boolean> {
 
   const body = async (lock: Lock): Promise<CycleEvent> => {
     const acquiredAt = Date.now();
-    if (plain) return section.runPlain(lock, { ...base, callAt }, acquiredAt, Math.max(holdMs, PLAIN_HOLD_MS));
+    // A hand-off's lock has no acquire round behind it (no node answers): see CycleEvent.handoff.
+    if (plain) {
+      const event = await section.runPlain(lock, { ...base, callAt }, acquiredAt, Math.max(holdMs, PLAIN_HOLD_MS));
+      return lock.acquireNodes.length === 0 ? { ...event, handoff: true } : event;
+    }
     // A busy freeze waits for a fenced cycle: its point is a stale write that fencing must refuse.
     const freeze = pendingFreeze;
     pendingFreeze = undefined;
@@ -130,7 +134,8 @@ async function cycle(n: number): Promise<boolean> {
       send({ type: 'busy-done' });
     }
     // @internal of the core: the queue ticket, for the checker's queue-order invariant.
-    return fair ? { ...event, fairTicket: redlock.fair.ticketOf(lock) ?? -1 } : event;
+    const handed = lock.acquireNodes.length === 0 ? { ...event, handoff: true } : event;
+    return fair ? { ...handed, fairTicket: redlock.fair.ticketOf(lock) ?? -1 } : handed;
   };
 
   try {

@@ -172,6 +172,10 @@ describe('chaos checker', () => {
     const granted = cycle(2, 2, 1500, 2);
     const bad = checkHistory([before, granted, down, final(granted)]);
     expect(bad.violations.grantedWithoutQuorum).toBe(1);
+
+    // A local hand-off passes on an earlier grant's lease (no acquire round): not a grant in the window.
+    const handedOff: CycleEvent = { ...granted, handoff: true };
+    expect(checkHistory([before, handedOff, down, final(handedOff)]).violations.grantedWithoutQuorum).toBe(0);
   });
 
   describe('false outages', () => {

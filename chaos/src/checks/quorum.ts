@@ -41,6 +41,8 @@ export function checkQuorum(cycles: readonly CycleEvent[], errors: readonly Erro
 
   for (const w of windows) {
     for (const c of cycles) {
+      // A local hand-off passes on an earlier grant's lease within its validity: not a grant of its own.
+      if (c.handoff === true) continue;
       if (c.callAt > w.start && c.acquiredAt < w.end) {
         grantedWithoutQuorum.push(
           `w${c.worker}#${c.cycle} got ${c.resource} at ${c.acquiredAt}, called at ${c.callAt}, while a majority was down (${w.start}..${w.end})`,
