@@ -46,7 +46,7 @@ export function waitHint(option: WaitOption, waitedMs: number | undefined): stri
  * undefined for a client-side error (refused connection, TLS, timeout). Codes are matched whole,
  * never as substrings: "CROSSSLOT" contains "SSL".
  */
-function replyCode(error: string): string | undefined {
+export function replyCode(error: string): string | undefined {
   const first = error.split(/\s/, 1)[0]!;
   if (!/^[A-Z]{2,}$/.test(first)) return undefined;
   // Node's system errors (ECONNREFUSED, ENOTFOUND…) look alike; Redis' codes that start with E are these two.

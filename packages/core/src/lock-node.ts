@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CommandBacklog } from './command-backlog.js';
+import { replyCode } from './error-hints.js';
 import { NodeConnectionState } from './node-state.js';
 import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
 
@@ -87,7 +88,7 @@ function handOver<T>(command: (client: RedisClientLike) => Promise<T>, client: R
 
 /** A Redis error reply (`ERR …`, `NOSCRIPT …`): the node answered. Not a client-side timeout or a lost connection. */
 function isReplyError(err: unknown): boolean {
-  return err instanceof Error && /^[A-Z][A-Z_]+(\s|$)/.test(err.message);
+  return err instanceof Error && replyCode(err.message) !== undefined;
 }
 
 function isNoScript(err: unknown): boolean {

@@ -16,6 +16,7 @@
  * CLUSTERDOWN), as ioredis' Cluster does.
  */
 import { EventEmitter } from 'node:events';
+import { replyCode } from './error-hints.js';
 import { hashSlot, slotGroups } from './hash-slot.js';
 import type { ClusterNodeClient, SubscriberClient } from './node-client.js';
 
@@ -94,12 +95,6 @@ export function nodeRedisClusterWarning(cluster: NodeRedisClusterLike, label: st
     `the node-redis cluster for ${label} has its offline queue enabled: commands to a dead master may queue instead of failing fast. ` +
     'The lock stays correct (per-node timeouts still apply), but consider createCluster({ defaults: { disableOfflineQueue: true } }).'
   );
-}
-
-/** A Redis error reply starts with its code in capitals (`NOSCRIPT`, `MOVED`, `CLUSTERDOWN`); client errors do not. */
-function replyCode(err: unknown): string | undefined {
-  if (!(err instanceof Error)) return undefined;
-  return /^([A-Z][A-Z_]+)(\s|$)/.exec(err.message)?.[1];
 }
 
 /**
@@ -225,7 +220,7 @@ export class NodeRedisClusterAdapter extends ClusterForwarder implements Cluster
   /** Sends `args` to the master of `key`'s slot (any master without a key); refreshes the slot map when a master seems gone. */
   private send(key: string | undefined, args: string[]): Promise<unknown> {
     return withDeadline(this.raw.sendCommand(key, false, args), this.timeoutMs, `cluster command ${args[0]}`).catch((err: unknown) => {
-      const code = replyCode(err);
+      const code = err instanceof Error ? replyCode(err.message) : undefined;
       if (code === undefined || code === 'CLUSTERDOWN') this.refreshSlots();
       throw err;
     });
