@@ -10,7 +10,7 @@ import { failFastOptions, Redlock, type RedisNodeInput, type RedlockOptions } fr
 import { RedisCluster, type RedisServerOptions } from '../harness/redis-server.js';
 import { DEFAULT_PREFIX, lockKey, until } from '../harness/test-utils.js';
 
-export { aborted, DEFAULT_PREFIX, lockKey, rejection, uniqueResource, until } from '../harness/test-utils.js';
+export { aborted, DEFAULT_PREFIX, lockKey, reachable, rejection, uniqueResource, until } from '../harness/test-utils.js';
 
 /** A client with the fail-fast options the library gives its own clients. */
 export function fastClient(url: string, nodeTimeoutMs = 500): Redis {

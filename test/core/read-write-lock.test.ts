@@ -86,13 +86,22 @@ describe('read-write lock', () => {
       await fx.node(i).set(lockKey(resource), '#readers', 'PX', 30_000);
       await fx.node(i).zadd(readers(resource), nodeNow + 30_000, 'other-reader');
     }
+    // Its first wait ends once the release notices are subscribed (the attempt is repeated under
+    // the subscription); from the second on it waits out the 60 s poll. So await the second.
+    const settled = new Promise<void>((resolve) => {
+      const off = redlock.on('wait', (e) => {
+        if (e.attempt < 2) return;
+        off();
+        resolve();
+      });
+    });
     const writing = redlock.acquire(resource, 10_000, { mode: 'write', timeoutMs: 20_000 });
-    // Its first attempt won nodes 0 and 1, lost 2 to 4, and gave 0 and 1 back: it waits on all five.
-    await until(
-      async () => (await Promise.all([0, 1, 2, 3, 4].map((i) => fx.node(i).zcard(writers(resource))))).every((n) => n === 1),
-      'the writer waits on every node',
-    );
-    expect(await fx.values(resource, [0, 1])).toEqual([null, null]);
+    await settled;
+    // Each attempt won nodes 0 and 1, lost 2 to 4, and gave 0 and 1 back: it waits on all five.
+    await until(async () => {
+      const waiting = await Promise.all([0, 1, 2, 3, 4].map((i) => fx.node(i).zcard(writers(resource))));
+      return waiting.every((n) => n === 1) && (await fx.values(resource, [0, 1])).every((v) => v === null);
+    }, 'the writer waits on every node and holds none');
     // So a new reader is refused everywhere, including on the nodes the writer gave back.
     const other = fx.redlock();
     expect(await other.tryAcquire(resource, 10_000, { mode: 'read' })).toBeNull();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError } from '@redlock-nest/core';
-import { aborted, CLIENT_KINDS, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { aborted, CLIENT_KINDS, useFixture, lockKey, reachable, rejection, uniqueResource, until } from './helpers.js';
 
 describe.each(CLIENT_KINDS)('release (%s nodes)', (client) => {
   const fx = useFixture(3, { client });
@@ -56,6 +56,8 @@ describe.each(CLIENT_KINDS)('release (%s nodes)', (client) => {
   it('is idempotent: a second release returns the first result and sends nothing', async () => {
     const redlock = fx.redlock();
     const resource = uniqueResource('twice');
+    // Every connection up first: a node still connecting would miss the acquire that a majority answered.
+    for (const i of [0, 1, 2]) await reachable(redlock, i);
     const before = await Promise.all([0, 1, 2].map((i) => fx.lockCommands(i)));
     const lock = await redlock.acquire(resource, 30_000);
     const first = await lock.release();
