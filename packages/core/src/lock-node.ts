@@ -412,7 +412,9 @@ export class LockNode {
     if (!this.owned || this.closed) return;
     this.closed = true;
     const ready = this.client.status === 'ready';
-    const timeoutMs = this.client.options?.commandTimeout ?? 1_000;
+    // How long the node may take to say anything at all: its connect timeout (its command
+    // timeout is a late backstop, see commandBackstopMs), else the command timeout of a client that has none.
+    const timeoutMs = this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000;
     // Let commands already under way land first: QUIT is written at once, while a
     // release may still wait to be written (corked, or behind a NOSCRIPT re-send) and
     // would be dropped, leaving the key locked until its TTL. Bounded: a paused node

@@ -81,6 +81,7 @@ export interface NodeClient {
     readonly port?: number | undefined;
     readonly path?: string | undefined;
     readonly commandTimeout?: number | undefined;
+    readonly connectTimeout?: number | undefined;
     readonly enableOfflineQueue?: boolean | undefined;
     readonly maxRetriesPerRequest?: number | null | undefined;
   };

@@ -22,22 +22,43 @@ export type RedisNodeInput =
   RedisClientLike | NodeRedisClientLike | NodeRedisClusterLike | string | RedisOptions | ClusterNodeInput | Cluster;
 
 /**
- * The client-side command and connect timeout of a node: a backstop only. Each lock round times
- * its nodes itself, from when the command was written and after reading what already arrived;
- * at nodeTimeoutMs, this timer (which fires before pending replies are read) would beat it on a
- * busy event loop.
+ * The client-side connect timeout of a node, and how long closing it may wait for it: twice
+ * `nodeTimeoutMs`, at least 1 s.
  */
 export function backstopTimeoutMs(nodeTimeoutMs: number): number {
   return Math.max(1_000, nodeTimeoutMs * 2);
 }
 
-/** Options every client this library creates gets, so a dead node fails fast. */
+/**
+ * The client-side command timeout of the clients this library creates: a late backstop only
+ * (it frees the commands of a node that stopped answering), never what judges a node. Each
+ * lock round times its nodes itself, from when the command was written and only after
+ * reading what already arrived. The client's timer fires in the timers phase, before the
+ * poll phase reads replies, so when this process stalls past it (a long GC pause, a starved
+ * CPU) it fails commands whose replies sit unread in the socket, and reports a busy machine
+ * as an outage of every node: at 1 s, a stall of 1.5 s failed every call of a burst with
+ * QuorumUnavailableError. So it is far above any stall we expect: 20 × nodeTimeoutMs, at least 10 s.
+ */
+export function commandBackstopMs(nodeTimeoutMs: number): number {
+  return Math.max(10_000, nodeTimeoutMs * 20);
+}
+
+/**
+ * Options every client this library creates gets, so a dead node fails fast: no offline
+ * queue, no retried commands, a short connect timeout, and a late command-timeout backstop
+ * (the lock rounds time the nodes themselves, see commandBackstopMs).
+ *
+ * @example
+ * ```ts
+ * const client = new Redis(url, failFastOptions(500)); // to pass in a client of your own
+ * ```
+ */
 export function failFastOptions(nodeTimeoutMs: number): RedisOptions {
   return {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: backstopTimeoutMs(nodeTimeoutMs),
+    commandTimeout: commandBackstopMs(nodeTimeoutMs),
     connectTimeout: backstopTimeoutMs(nodeTimeoutMs),
     // Off: LockNode batches each tick's writes itself (see corkForTick), without the delay.
     enableAutoPipelining: false,
@@ -172,11 +193,18 @@ export async function endConnection(client: Closable, quit: boolean, boundMs: nu
       : Promise.resolve();
   try {
     if (quit) {
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect(); // a node that cannot QUIT is disconnected instead
-      }
+      // A node that cannot QUIT (or not within the bound: a paused one answers nothing until its
+      // command timeout, a late backstop) is disconnected instead.
+      let bound: NodeJS.Timeout | undefined;
+      const answered = await Promise.race([
+        client.quit().then(
+          () => true,
+          () => false,
+        ),
+        new Promise<boolean>((resolve) => (bound = setTimeout(() => resolve(false), boundMs))),
+      ]);
+      clearTimeout(bound);
+      if (!answered) client.disconnect();
     } else {
       client.disconnect();
     }
