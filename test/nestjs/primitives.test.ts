@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Injectable, Param, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { LockNotAcquiredError, primitiveOf, RedlockArgumentError } from '@redlock-nest/core';
+import { LockNotAcquiredError, primitiveOf, QuorumUnavailableError, RedlockArgumentError } from '@redlock-nest/core';
 import { currentLock, LockRoute, RedlockModule, WithLock, WithSemaphore } from '@redlock-nest/nestjs';
 import request from 'supertest';
 import { RedisCluster } from '../harness/redis-server.js';
@@ -146,6 +146,9 @@ describe('read-write locks and semaphores in Nest', () => {
     const results = await Promise.allSettled(Array.from({ length: 10_000 }, () => config.burst(tenant)));
     const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     // LockNotAcquiredError is what a route answers with 409 + Retry-After (see the next test); never a 503's error.
+    const outages = errors.filter((e) => !(e instanceof LockNotAcquiredError));
+    // On failure, say what the nodes answered (the first few).
+    expect(outages.slice(0, 3).map((e) => (e instanceof QuorumUnavailableError ? e.nodes : e))).toEqual([]);
     expect([...new Set(errors.map((e) => (e as Error).name))]).toEqual(['LockNotAcquiredError']);
     expect(errors.every((e) => e instanceof LockNotAcquiredError)).toBe(true);
     expect(results.length - errors.length).toBeGreaterThanOrEqual(1);

@@ -119,10 +119,12 @@ export function runRound<T>(
       const silent = n - settled;
       return silent > 0 && failed > 0 && failed + silent > n - quorum && held <= n - quorum;
     };
-    const expire = (): void => {
+    // `confirmed`: this check runs one poll phase after a check that found nodes due (see below).
+    const expire = (confirmed = false): void => {
       if (done) return;
       const now = performance.now();
       let next = Infinity;
+      let recheck = false;
       // record() may finish the round from inside this loop: `done` changes behind TS's narrowing.
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
       for (let i = 0; i < n && !done; i++) {
@@ -134,21 +136,28 @@ export function runRound<T>(
         // Either way, a node whose later replies we are still reading is answering (see LockNode.silentSince).
         const since = nodes[i]!.silentSince(waiting >= 0 ? waiting : nodes[i]!.unansweredSince());
         const due = since + timeoutMs;
-        if (due <= now) {
+        if (due <= now && !confirmed) {
+          // A poll phase reads only what had arrived when it began: if this process stalled after
+          // that (a long GC pause, a slow callback), replies that came meanwhile are still unread.
+          // One more poll phase reads them before anyone is declared timed out.
+          recheck = true;
+        } else if (due <= now) {
           record(i, { node: nodes[i]!.label, status: 'timeout', error: `no answer within ${timeoutMs} ms` });
         } else {
           next = Math.min(next, Number.isNaN(due) ? now + timeoutMs : due);
         }
       }
+      // An immediate queued in the check phase runs in the next one, after the next poll phase.
+      if (recheck) setImmediate(() => expire(true)).unref();
       // Nothing left pending (a `decided` rule that never said yes): nothing more can come.
-      if (next === Infinity) finish();
+      else if (next === Infinity) finish();
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- record() above may have finished the round
       else if (!done) arm(next - now);
     };
     // The timer fires before this turn's I/O is read: check after it (setImmediate runs
     // after the poll phase), so an answer that already arrived is not a timeout.
     const arm = (ms: number): void => {
-      timer = setTimeout(() => setImmediate(expire).unref(), Math.max(1, ms));
+      timer = setTimeout(() => setImmediate(() => expire()).unref(), Math.max(1, ms));
       timer.unref();
     };
     for (let i = 0; i < n; i++) {
