@@ -19,10 +19,13 @@ export interface MutexAttempt {
   readonly arbiterKey: string | undefined;
   readonly contention: ContentionHints;
   /**
-   * A retry of the acquisition (same token): a node may still hold our key from an earlier
-   * attempt whose release was lost, and then counts as granted (see acquireOnNode).
+   * The nodes where an earlier attempt of this acquisition (same token) may have set our key:
+   * it granted, or its answer is unknown. Its release there may have been lost, so a refused
+   * `SET NX` there is followed by the owner-checked reclaim (see acquireOnNode); elsewhere a
+   * refusal is someone else's key, and only its PTTL is read. A failed attempt adds its nodes.
+   * Undefined: no reclaim (a fair waiter's take).
    */
-  readonly reclaim: boolean;
+  readonly mayHold: Set<LockNode> | undefined;
   /** Replaces the acquire script (a fair waiter's take, see fair-queue.ts). */
   readonly send: ((node: LockNode) => Promise<unknown>) | undefined;
 }
@@ -42,7 +45,8 @@ export async function attemptMutex(host: PrimitiveHost, a: MutexAttempt): Promis
   host.restarts?.noteTtl(ttlMs);
   const round = await acquireRound(
     host.nodes,
-    (node) => host.counted(node, send ? send(node) : acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined, a.reclaim)),
+    (node) =>
+      host.counted(node, send ? send(node) : acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined, a.mayHold?.has(node))),
     parseAcquireReply,
     { quorum: host.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
     a.arbiterKey,
@@ -55,8 +59,13 @@ export async function attemptMutex(host: PrimitiveHost, a: MutexAttempt): Promis
     { start, ttlMs, timeoutMs },
   );
   if (failure) {
+    // Lost at the arbiter: nothing was sent elsewhere, and the arbiter refused.
+    if (stoppedAtArbiter(round)) return failure;
+    host.nodes.forEach((node, i) => {
+      if (round.outcomes[i]!.status !== 'held') a.mayHold?.add(node);
+    });
     // Awaited: on a cluster node a late release (redirected or re-sent) could land after the retry's grant.
-    if (!stoppedAtArbiter(round)) await releasePartialHolds(host.nodes, round.outcomes, keys, token);
+    await releasePartialHolds(host.nodes, round.outcomes, keys, token);
     return failure;
   }
   const lock = new Lock(

@@ -200,6 +200,8 @@ export class Redlock extends RedlockEmitter {
     const keys = kind?.waitKeys ?? resources.map((r) => this.lockKey(r));
     const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
     const token = newOwnerToken();
+    // Nodes where an earlier attempt of this acquisition (same token) may have left our key (see MutexAttempt.mayHold).
+    const mayHold = new Set<LockNode>();
     const signal = opts.signal;
     // Cohorts are for plain locks: a fair lock's order lives on the nodes, a primitive is not one owner.
     const cohorts = kind || fair ? undefined : this.cohorts;
@@ -218,7 +220,7 @@ export class Redlock extends RedlockEmitter {
         const pending = kind
           ? attemptPrimitive(this, kind, token, ttlMs)
           : fair
-            ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, false, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
+            ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, undefined, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
             : // Every third attempt asks all nodes: an arbiter that missed a release (a minority node
               // keeping a stale key until its TTL) must not block waiters that a majority would grant.
               this.attempt(
@@ -228,7 +230,7 @@ export class Redlock extends RedlockEmitter {
                 token,
                 ttlMs,
                 attempt % 3 !== 0 && (attempt > 1 || this.releaseNotices.contended(keys[0]!)),
-                attempt > 1,
+                mayHold,
               );
         this.attempting.add(pending);
         return pending.finally(() => this.attempting.delete(pending));
@@ -442,7 +444,7 @@ export class Redlock extends RedlockEmitter {
     token: string,
     ttlMs: number,
     contended: boolean,
-    reclaim: boolean,
+    mayHold: Set<LockNode> | undefined,
     send?: (node: LockNode) => Promise<unknown>,
   ): Promise<Lock | AttemptFailure> {
     const arbiterKey = contended ? keys[0] : undefined;
@@ -454,7 +456,7 @@ export class Redlock extends RedlockEmitter {
       ttlMs,
       arbiterKey,
       contention: this.contention,
-      reclaim,
+      mayHold,
       send,
     });
     if (result instanceof Lock) this.onHeld(result);
