@@ -13,7 +13,14 @@
  * timeout) when issued, not when the tick's batch was written.
  */
 import { describe, expect, it } from '@jest/globals';
-import { failFastOptions, LockNotAcquiredError, QuorumUnavailableError, type AcquireOptions, type Lock } from '@redlock-nest/core';
+import {
+  failFastOptions,
+  LockNotAcquiredError,
+  QuorumUnavailableError,
+  type AcquireOptions,
+  type Lock,
+  type Redlock,
+} from '@redlock-nest/core';
 import { Redis } from 'ioredis';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
@@ -59,6 +66,25 @@ function split(results: ReadonlyArray<PromiseSettledResult<Lock | null>>): { loc
     else nulls++;
   }
   return { locks, nulls, errors };
+}
+
+/** 100 calls issued at once on 10 keys, plain locks and 5-permit semaphores in turn. */
+function mixedBurst(redlock: Redlock, resource: string): Array<Promise<Lock | null>> {
+  return Array.from({ length: 100 }, (_, i) => redlock.tryAcquire(`${resource}:${i % 10}`, TTL, i % 2 ? { permits: 5 } : {}));
+}
+
+/** Blocks this process for `ms`: what a long GC pause or a starved CPU does. */
+function stall(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+/** The calls end in locks or nulls (at least one lock per key), never in an outage; the locks are released. */
+async function expectContention(calls: ReadonlyArray<Promise<Lock | null>>): Promise<void> {
+  const { locks, errors } = split(await Promise.allSettled(calls));
+  expect(unexpected(errors)).toEqual({});
+  expect(locks.length).toBeGreaterThanOrEqual(10);
+  await Promise.all(locks.map((lock) => lock.release()));
 }
 
 describe('a burst on one resource is contention, not an outage, for every primitive (3 healthy nodes)', () => {
@@ -127,14 +153,10 @@ describe('a burst on one resource is contention, not an outage, for every primit
       const resource = uniqueResource('long-tick');
       // Connected first: a command waiting for the connection is handed over once it is up.
       expect(await redlock.tryAcquire(uniqueResource('warm'), TTL)).not.toBeNull();
-      const calls = Array.from({ length: 100 }, (_, i) => redlock.tryAcquire(`${resource}:${i % 10}`, TTL, i % 2 ? { permits: 5 } : {}));
+      const calls = mixedBurst(redlock, resource);
       // A busy process: its tick runs past the client's command timeout before anything is written.
-      const busyUntil = performance.now() + 1_000;
-      while (performance.now() < busyUntil);
-      const { locks, errors } = split(await Promise.allSettled(calls));
-      expect(unexpected(errors)).toEqual({});
-      expect(locks.length).toBeGreaterThanOrEqual(10);
-      await Promise.all(locks.map((lock) => lock.release()));
+      stall(1_000);
+      await expectContention(calls);
     } finally {
       clients.forEach((c) => c.disconnect());
     }
@@ -148,17 +170,13 @@ describe('a burst on one resource is contention, not an outage, for every primit
     expect(await redlock.tryAcquire(uniqueResource('warm'), TTL)).not.toBeNull();
     // Stopped nodes: nothing can be answered (and read) before the stall begins.
     for (const i of [0, 1, 2]) fx.cluster.server(i).pause();
-    const calls = Array.from({ length: 100 }, (_, i) => redlock.tryAcquire(`${resource}:${i % 10}`, TTL, i % 2 ? { permits: 5 } : {}));
+    const calls = mixedBurst(redlock, resource);
     // The commands were written at the end of that tick; the nodes answer while this process stalls for 3 node timeouts.
     setImmediate(() => {
       fx.resumeAll();
-      const busyUntil = performance.now() + 1_500;
-      while (performance.now() < busyUntil);
+      stall(1_500);
     });
-    const { locks, errors } = split(await Promise.allSettled(calls));
-    expect(unexpected(errors)).toEqual({});
-    expect(locks.length).toBeGreaterThanOrEqual(10);
-    await Promise.all(locks.map((lock) => lock.release()));
+    await expectContention(calls);
   }, 60_000);
 
   it('a reply that came while this process stalled after the node timeout fell due is read before the node is declared timed out', async () => {
@@ -179,8 +197,7 @@ describe('a burst on one resource is contention, not an outage, for every primit
       accepted.once('data', () => {
         // In the poll phase, after it collected what had arrived: the nodes answer while this callback runs.
         fx.resumeAll();
-        const busyUntil = performance.now() + 300;
-        while (performance.now() < busyUntil);
+        stall(300);
       });
       const lock = await call;
       expect(lock).not.toBeNull();
