@@ -119,6 +119,23 @@ function withDeadline<T>(sent: Promise<T>, ms: number, what: string): Promise<T>
   });
 }
 
+/**
+ * node-redis fails a master's commands under way with "Disconnects client" when it drops that
+ * master's connection: it re-maps the slots after a failover, and the master it knew is now a
+ * replica (or gone). Nothing says the command was not applied, and the next attempt reaches the
+ * new master: a timeout (outcome unknown, retried within `timeoutMs`), not a node that is down.
+ */
+function remapped(err: unknown): Error | undefined {
+  if (!(err instanceof Error) || (err.constructor.name !== 'DisconnectsClientError' && err.message !== 'Disconnects client'))
+    return undefined;
+  return Object.assign(
+    new Error(
+      `the cluster dropped its connection to a master while re-mapping its slots (${err.message}); the command's outcome is unknown`,
+    ),
+    { code: 'ETIMEDOUT', cause: err },
+  );
+}
+
 /** Commands without a key: sent to any master. The others are routed by their first argument. */
 const KEYLESS = new Set(['INFO', 'PUBSUB', 'CONFIG', 'SCAN', 'TIME', 'CLUSTER', 'PING', 'SCRIPT', 'DBSIZE', 'CLIENT', 'ROLE', 'WAIT']);
 
@@ -222,7 +239,7 @@ export class NodeRedisClusterAdapter extends ClusterForwarder implements Cluster
     return withDeadline(this.raw.sendCommand(key, false, args), this.timeoutMs, `cluster command ${args[0]}`).catch((err: unknown) => {
       const code = err instanceof Error ? replyCode(err.message) : undefined;
       if (code === undefined || code === 'CLUSTERDOWN') this.refreshSlots();
-      throw err;
+      throw remapped(err) ?? err;
     });
   }
 
