@@ -1,6 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError, QuorumUnavailableError, RedlockArgumentError, type Lock } from '@redlock-nest/core';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { runScript } from '../harness/child-script.js';
 import { aborted, useFixture, rejection, uniqueResource, until } from './helpers.js';
+
+const DIST = join(process.cwd(), 'packages/core/dist/index.js');
 
 /** The lock's monotonic expiry, bracketed by two clock reads around `remainingMs`. */
 function expiryBracket(lock: Lock): { low: number; high: number } {
@@ -100,6 +105,26 @@ describe('validity: ttl minus drift', () => {
     expect(await fx.values(resource)).toContain(lock.value);
     await lock.release();
   });
+
+  it('in a process with nothing else to do, an extension that reached only a minority reports it in time', async () => {
+    // A quiet process: no other timer or socket activity to wake its event loop. The round's
+    // check must not wait for one (it did, for the clients' own 10 s command timeout: the lock
+    // then read as expired, LockLostError, instead of QuorumUnavailableError after 200 ms).
+    expect(existsSync(DIST)).toBe(true); // run `npm run build` first
+    const paused = [0, 1].map((i) => fx.cluster.server(i).pid!);
+    const { done } = runScript(`
+      import { Redlock } from ${JSON.stringify(DIST)};
+      const redlock = new Redlock(${JSON.stringify(fx.urls)}, { onWarning: () => {}, nodeTimeoutMs: 200 });
+      await redlock.connect();
+      const lock = await redlock.acquire(${JSON.stringify(uniqueResource('quiet-extend'))}, 30_000);
+      for (const pid of ${JSON.stringify(paused)}) process.kill(pid, 'SIGSTOP');
+      const outcome = await lock.extend(1_000).then(() => 'extended', (err) => err.name);
+      for (const pid of ${JSON.stringify(paused)}) process.kill(pid, 'SIGCONT');
+      console.log(outcome);
+      await redlock.close();
+    `);
+    expect((await done).lines).toEqual(['QuorumUnavailableError']);
+  }, 60_000);
 
   it('never claims more validity than the nodes hold after an extension that reached only a minority', async () => {
     const redlock = fx.redlock({ nodeTimeoutMs: 200 });

@@ -148,7 +148,9 @@ export function runRound<T>(
         }
       }
       // An immediate queued in the check phase runs in the next one, after the next poll phase.
-      if (recheck) setImmediate(() => expire(true)).unref();
+      // Never unref'd: the poll phase before an unref'd immediate blocks until some other I/O or
+      // timer (a quiet process with its majority paused would check seconds late).
+      if (recheck) setImmediate(() => expire(true));
       // Nothing left pending (a `decided` rule that never said yes): nothing more can come.
       else if (next === Infinity) finish();
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- record() above may have finished the round
@@ -157,7 +159,7 @@ export function runRound<T>(
     // The timer fires before this turn's I/O is read: check after it (setImmediate runs
     // after the poll phase), so an answer that already arrived is not a timeout.
     const arm = (ms: number): void => {
-      timer = setTimeout(() => setImmediate(() => expire()).unref(), Math.max(1, ms));
+      timer = setTimeout(() => setImmediate(() => expire()), Math.max(1, ms));
       timer.unref();
     };
     for (let i = 0; i < n; i++) {
