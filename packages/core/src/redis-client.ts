@@ -193,17 +193,15 @@ export async function endConnection(client: Closable, quit: boolean, boundMs: nu
       : Promise.resolve();
   try {
     if (quit) {
-      // A node that cannot QUIT (or not within the bound: a paused one answers nothing until its
-      // command timeout, a late backstop) is disconnected instead.
-      let bound: NodeJS.Timeout | undefined;
+      // A node that cannot QUIT (or not before `ended`'s bound: a paused one answers nothing until
+      // its command timeout, a late backstop) is disconnected instead.
       const answered = await Promise.race([
         client.quit().then(
           () => true,
           () => false,
         ),
-        new Promise<boolean>((resolve) => (bound = setTimeout(() => resolve(false), boundMs))),
+        ended.then(() => client.status === 'end'),
       ]);
-      clearTimeout(bound);
       if (!answered) client.disconnect();
     } else {
       client.disconnect();
