@@ -22,9 +22,15 @@ export function mean(values: readonly number[]): number {
   return sum / values.length;
 }
 
-/** Absolute, cross-process comparable time in ms (µs resolution): the children of the multi-process run share it. */
+/**
+ * Cross-process comparable time in ms (ns resolution): the children of the multi-process run share
+ * it. The system's monotonic clock (`process.hrtime`), not `performance.timeOrigin + now()`: each
+ * process fixes its time origin from the wall clock when it starts, so a clock adjustment between
+ * two children's starts shifted their timestamps apart, and the hand-off log then counted
+ * "overlaps" of sections that never overlapped (every library, the floor too, in one run).
+ */
 export function nowMs(): number {
-  return performance.timeOrigin + performance.now();
+  return Number(process.hrtime.bigint()) / 1e6;
 }
 
 /** Rotates `items` by `round`, so no contender always runs first (or last) on a warming machine. */

@@ -107,18 +107,24 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
     const resource = uniqueResource('unsub');
     const holder = make(nodes());
     const waiter = make(nodes(), { retry: NEVER_POLL });
+    // A plain lock's waiter listens on its process' wake-up channel (it is woken by name), not on the key's.
+    const channel = `${waiter.wakeQueue!.prefix}${waiter.wakeQueue!.id}`;
     const held = await holder.acquire(resource, 60_000);
     const waiting = waiter.acquire(resource, 60_000);
     await parked(waiter, 1, 1);
-    const subscribed = await Promise.all(direct.map((c) => c.pubsub('NUMSUB', lockKey(resource))));
-    expect(subscribed.map((reply) => Number(reply[1]))).toEqual([1, 1, 1]);
+    const subscribed = await Promise.all(direct.map((c) => c.pubsub('NUMSUB', channel, lockKey(resource))));
+    expect(subscribed.map((reply) => [Number(reply[1]), Number(reply[3])])).toEqual([
+      [1, 0],
+      [1, 0],
+      [1, 0],
+    ]);
     await held.release();
     await (await waiting).release();
     await waiter.notices.whenIdle();
     expect(waiter.notices.channelCount).toBe(0);
     // UNSUBSCRIBE is sent without awaiting its reply: the servers may need a moment.
     await until(async () => {
-      const left = await Promise.all(direct.map((c) => c.pubsub('NUMSUB', lockKey(resource))));
+      const left = await Promise.all(direct.map((c) => c.pubsub('NUMSUB', channel)));
       return left.every((reply) => Number(reply[1]) === 0);
     }, 'the servers dropped the subscription');
   });

@@ -5,7 +5,10 @@
  * documents the same list.
  */
 
-/** Lock nodes: SET NX (and PTTL) of a single-key acquire, the lock scripts (GET/SET/PTTL/INCR/PEXPIRE/DEL/PUBLISH inside Lua), release notices, INFO for checks. */
+/**
+ * Lock nodes: SET NX (and PTTL) of a single-key acquire, the lock scripts (GET/SET/PTTL/INCR/PEXPIRE/DEL/PUBLISH inside Lua),
+ * the waiters' queue on a key's arbiter (ZADD/ZPOPMIN/ZCARD inside Lua), release notices, INFO for checks.
+ */
 export const LOCK_NODE_ACL = [
   '~redlock:*',
   '&redlock:*',
@@ -19,6 +22,9 @@ export const LOCK_NODE_ACL = [
   '+pexpire',
   '+del',
   '+publish',
+  '+zadd',
+  '+zpopmin',
+  '+zcard',
   '+subscribe',
   '+unsubscribe',
   '+info',

@@ -1,8 +1,8 @@
 /**
  * Every kind of command the library sends to a lock node, in one short run: the
- * independence check (INFO), a fenced acquire, a waiter woken by the release notice
- * (SUBSCRIBE/PUBLISH), an extension, a release, a fence() of a held lock, and using() with
- * a watchdog extension.
+ * independence check (INFO), a fenced acquire, a waiter queued on the key's arbiter and woken
+ * by its turn (ZADD, ZPOPMIN, SUBSCRIBE/PUBLISH), an extension, a release, a cohort counting the
+ * queue (ZCARD), a fence() of a held lock, and using() with a watchdog extension.
  * Returns what failed (empty when everything worked). Uses nodeTimeoutMs 300, so an
  * idle release-notice channel is unsubscribed after about 1 s.
  */
@@ -37,6 +37,20 @@ export async function lockWorkflow(
       await lock.extend(5_000);
       await lock.release();
       await (await waiting).release();
+    });
+    await step('a cohort past its bounds asks whether other processes wait', async () => {
+      // One hand-off allowed per run: the second release counts the key's queue (ZCARD) before handing off again.
+      const local = new Redlock(nodes, { ...options, cohort: { maxHandoffs: 1, maxHoldMs: 60_000 } });
+      try {
+        const first = await local.acquire('workflow-cohort', 5_000);
+        const second = local.acquire('workflow-cohort', 5_000, { timeoutMs: 4_000 });
+        const third = local.acquire('workflow-cohort', 5_000, { timeoutMs: 4_000 });
+        await first.release();
+        await (await second).release();
+        await (await third).release();
+      } finally {
+        await local.close();
+      }
     });
     await step('fence a held lock', async () => {
       const lock = await holder.acquire('workflow-fence', 5_000);

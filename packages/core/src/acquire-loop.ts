@@ -15,10 +15,15 @@ export interface AcquireLoop {
   readonly quorum: number;
   /** One attempt on the nodes (attempt numbers start at 1). */
   attempt(attempt: number): Promise<Lock | AttemptFailure>;
-  /** Waits before the next attempt: a release notice (or a fair queue's turn), or the fallback poll. */
-  wait(ms: number, maxMs: number): Promise<unknown>;
+  /**
+   * Waits before the next attempt: a release notice (or a fair queue's turn), or the fallback poll.
+   * `unattempted`: no attempt preceded this wait, so no release can have slipped in between.
+   */
+  wait(ms: number, maxMs: number, unattempted?: boolean): Promise<unknown>;
   /** Whether the Redlock began closing. */
   closing(): boolean;
+  /** Whether this process is queued for the lock's release already (addressed wake-ups): a new acquisition waits for its turn. */
+  queued?(): boolean;
   /** The acquisition's place among the cohorts (a plain, non-fair lock with cohorting on), else undefined. */
   readonly cohort: { readonly cohorts: LockCohorts; readonly id: string; readonly spec: CohortWaiterSpec } | undefined;
 }
@@ -46,6 +51,9 @@ export async function runAcquireLoop(loop: AcquireLoop): Promise<Lock> {
     if (cohort && retry !== false && attempt === 1 && maxRetries > 0 && left >= 1 && cohort.cohorts.defers(cohort.id)) {
       // This instance just gave the lock to other processes: a new acquisition lets them go first.
       await loop.wait(jittered(retry.delayMs, retry.jitterMs), left);
+    } else if (retry !== false && attempt === 1 && maxRetries > 0 && left >= 1 && loop.queued?.() === true) {
+      // Other processes queued before this one: attempting now would race them for their turn.
+      await loop.wait(jittered(retry.delayMs, retry.jitterMs), left, true);
     }
     if (cohort && retry !== false && attempt <= maxRetries && left >= 1 && cohort.cohorts.holds(cohort.id)) {
       // Held by this instance: our attempt could only fail. With an unbounded retry budget no timer is needed.

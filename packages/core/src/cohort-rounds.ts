@@ -1,3 +1,4 @@
+import { arbiterOf } from './arbiter-round.js';
 import { isClusterClient } from './cluster-client.js';
 import { fenceHeldLock, type FencingContext } from './fencing.js';
 import { LockCohorts } from './lock-cohort.js';
@@ -7,6 +8,7 @@ import type { ReleaseNotifier } from './release-notifier.js';
 import type { PrimitiveHost } from './primitive-attempt.js';
 import { runRound } from './round.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
+import { waitersOnNode, type WakeQueue } from './scripts/wake-queue.js';
 
 /**
  * The one owner-checked extend round of a hand-off whose lock has little validity left
@@ -65,6 +67,33 @@ export async function othersSubscribed(
 }
 
 /**
+ * How many other processes are queued for `key` on its arbiter (addressed wake-ups, see
+ * scripts/wake-queue.ts). Unknown (no arbiter, an error, a timeout) counts as 1.
+ * @internal
+ */
+export async function othersQueued(
+  nodes: readonly LockNode[],
+  queue: WakeQueue,
+  key: string,
+  timeoutMs: number,
+  ourselves: boolean,
+): Promise<number> {
+  const node = nodes[arbiterOf(nodes, key, timeoutMs)];
+  if (!node) return 1;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<number>((resolve) => (timer = setTimeout(() => resolve(1), timeoutMs)));
+  try {
+    // Our own entry, when this process is queued too, is not another process.
+    const queued = waitersOnNode(node, queue, key).then((n) => Math.max(0, n - (ourselves ? 1 : 0)));
+    return await Promise.race([queued, timeout]);
+  } catch {
+    return 1;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * The cohorts of a Redlock, wired to its rounds (the extend and fencing rounds of a hand-off)
  * and to its release notices (whether other processes wait; moving waiters to a hand-off).
  * `byNotice` false: this instance's waiters do not wait by release notice (a subclass replaced
@@ -76,8 +105,9 @@ export function newCohorts(
   host: PrimitiveHost,
   bounds: ResolvedCohort,
   fencing: () => FencingContext,
-  notices: Pick<ReleaseNotifier, 'subscribedOn' | 'wakeForHandoff'>,
+  notices: Pick<ReleaseNotifier, 'subscribedOn' | 'wakeForHandoff' | 'inQueue'>,
   byNotice: boolean,
+  queue: () => WakeQueue | undefined,
 ): LockCohorts {
   return new LockCohorts(
     {
@@ -85,10 +115,14 @@ export function newCohorts(
       ops: host.ops,
       extendKeys: (keys, value, ttlMs) => extendHeldKeys(host, keys, value, ttlMs),
       fence: (view, fenceKeys) => fenceHeldLock(fencing(), view, fenceKeys),
-      othersWaiting: (key) =>
-        byNotice
-          ? othersSubscribed(host.nodes, key, host.options.nodeTimeoutMs, (node) => notices.subscribedOn(key, node))
-          : Promise.resolve(1),
+      othersWaiting: (key) => {
+        const q = queue();
+        return q
+          ? othersQueued(host.nodes, q, key, host.options.nodeTimeoutMs, notices.inQueue(key))
+          : byNotice
+            ? othersSubscribed(host.nodes, key, host.options.nodeTimeoutMs, (node) => notices.subscribedOn(key, node))
+            : Promise.resolve(1);
+      },
       gather: (keys) => notices.wakeForHandoff(keys),
     },
     bounds,

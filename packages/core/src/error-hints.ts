@@ -54,6 +54,15 @@ export function replyCode(error: string): string | undefined {
   return first;
 }
 
+/**
+ * Whether a Redis error reply is an ACL refusal: `NOPERM`, or, inside a script, Redis 7's
+ * "ERR ... can't run this command ..." (its code is ERR there).
+ */
+export function isPermissionDenied(error: string): boolean {
+  const code = replyCode(error);
+  return code === 'NOPERM' || (code !== undefined && /can't run this command/.test(error));
+}
+
 /** Node's TLS failures: an OpenSSL/Node certificate code or their wording, matched as whole words. */
 const TLS_FAILURE = /\b(certificate|self[- ]signed|SSL|TLS)\b|^(UNABLE_TO_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|ERR_TLS_|ERR_SSL_)/i;
 
@@ -62,11 +71,10 @@ const TLS_FAILURE = /\b(certificate|self[- ]signed|SSL|TLS)\b|^(UNABLE_TO_|CERT_
  * like "node down" otherwise; Redis' own error codes (never the password) tell them apart.
  */
 export function quorumFix(nodes: readonly NodeOutcome[]): string {
-  // Inside a script, Redis 7 reports an ACL refusal as "ERR ... can't run this command ...".
   const codeOf = (error: string): string | undefined => {
     const code = replyCode(error);
-    if (code === 'WRONGPASS' || code === 'NOAUTH' || code === 'NOPERM') return code;
-    return code !== undefined && /can't run this command/.test(error) ? 'NOPERM' : undefined;
+    if (code === 'WRONGPASS' || code === 'NOAUTH') return code;
+    return isPermissionDenied(error) ? 'NOPERM' : undefined;
   };
   const failed = nodes.filter((n) => n.error !== undefined);
   const refused = failed.find((n) => codeOf(n.error!) !== undefined);

@@ -16,6 +16,7 @@ import { FENCE_RAISE_SCRIPT } from './scripts/fence-raise.js';
 import { RELEASE_SCRIPT } from './scripts/release.js';
 import { primitiveScripts } from './in-memory-primitives.js';
 import { SortedSet } from './in-memory-sorted-set.js';
+import { wakeQueueScripts } from './in-memory-wake-queue.js';
 
 /** A Redis error reply: the message starts with its code (`ERR`, `NOSCRIPT`, `WRONGTYPE`). */
 export class InMemoryReplyError extends Error {
@@ -303,7 +304,7 @@ const fencedStoreScripts: ReadonlyArray<readonly [LuaScript, ScriptImpl]> = [
 
 /** The engine's scripts, by SHA1. */
 const SCRIPTS: ReadonlyMap<string, ScriptImpl> = new Map(
-  [...implementations, ...fencedStoreScripts, ...primitiveScripts].map(([script, impl]) => [script.sha, impl]),
+  [...implementations, ...fencedStoreScripts, ...primitiveScripts, ...wakeQueueScripts].map(([script, impl]) => [script.sha, impl]),
 );
 
 /** The SHA1 Redis names a script by. */

@@ -192,13 +192,14 @@ export class LockCohorts {
 
   /**
    * `lock` is released: hands it to the oldest local waiter of the same key set when the bounds
-   * allow, else `release(yieldTo)` releases it on the nodes (`yieldTo` > 0: the cohort gives way
-   * to that many other waiting processes, whose releases its waiters then let pass first).
+   * allow, else `release(yieldTo, waiting)` releases it on the nodes (`yieldTo` > 0: the cohort gives way
+   * to that many other waiting processes, whose releases its waiters then let pass first; `waiting`:
+   * this instance's waiters left, which attempt on the nodes after it).
    */
-  async release(lock: Lock, release: (yieldTo: number) => Promise<ReleaseResult>): Promise<ReleaseResult> {
+  async release(lock: Lock, release: (yieldTo: number, waiting: number) => Promise<ReleaseResult>): Promise<ReleaseResult> {
     if (this.handedOff.has(lock)) return HANDED_OFF;
     const cohort = this.cohorts.get(cohortId(lock.keys));
-    if (!cohort || cohort.holder !== lock) return release(0);
+    if (!cohort || cohort.holder !== lock) return release(0, 0);
     if (cohort.queue.length === 0 || this.closed) return this.dissolve(cohort, 'ended', release, 0);
     const others = await this.othersPastBounds(cohort);
     if (others > 0) return this.dissolve(cohort, 'yield', release, others);
@@ -280,7 +281,7 @@ export class LockCohorts {
   private async dissolve(
     cohort: Cohort,
     end: LocalWaitEnd | 'closed',
-    release: (yieldTo: number) => Promise<ReleaseResult>,
+    release: (yieldTo: number, waiting: number) => Promise<ReleaseResult>,
     yieldTo: number,
   ): Promise<ReleaseResult> {
     // A cohort that ended meanwhile (lost; or replaced, sharing its queue) has no waiters of its own left.
@@ -288,7 +289,7 @@ export class LockCohorts {
     if (current) this.cohorts.delete(cohort.id);
     if (yieldTo > 0) this.noteYield(cohort.id);
     // Sent before the waiters attempt: on each node the release is applied before their attempt.
-    const released = release(yieldTo);
+    const released = release(yieldTo, current ? cohort.queue.length : 0);
     if (current || this.closed) this.settleAll(cohort, this.closed ? 'closed' : end);
     return released;
   }

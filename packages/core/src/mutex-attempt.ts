@@ -5,8 +5,9 @@ import { settleGrant } from './grant-settle.js';
 import { Lock } from './lock.js';
 import type { LockNode } from './lock-node.js';
 import type { PrimitiveHost } from './primitive-attempt.js';
-import { acquireOnNode, parseAcquireReply } from './scripts/acquire.js';
+import { acquireOnNode, parseAcquireReply, type QueueFollowUp } from './scripts/acquire.js';
 import { releasePartialHolds } from './scripts/release.js';
+import { unlockOnNode } from './scripts/wake-queue.js';
 
 /** What one attempt of a plain lock needs besides its Redlock. @internal */
 export interface MutexAttempt {
@@ -28,6 +29,11 @@ export interface MutexAttempt {
   readonly mayHold: Set<LockNode> | undefined;
   /** Replaces the acquire script (a fair waiter's take, see fair-queue.ts). */
   readonly send: ((node: LockNode) => Promise<unknown>) | undefined;
+  /**
+   * Addressed wake-ups (a plain lock of one resource on plain nodes): the key's arbiter, where a
+   * refused attempt queues this process and where the release of a partial hold wakes the next.
+   */
+  readonly queue?: { readonly arbiter: LockNode | undefined; readonly followUp: QueueFollowUp };
 }
 
 /**
@@ -43,10 +49,24 @@ export async function attemptMutex(host: PrimitiveHost, a: MutexAttempt): Promis
   const sendKeys = fenceKeys ? [...keys, ...fenceKeys] : keys;
   const catchUp = fenceKeys ? new FenceCatchUp(host.nodes, fenceKeys) : undefined;
   host.restarts?.noteTtl(ttlMs);
+  const queue = a.queue;
   const round = await acquireRound(
     host.nodes,
     (node) =>
-      host.counted(node, send ? send(node) : acquireOnNode(node, sendKeys, token, ttlMs, fenceKeys !== undefined, a.mayHold?.has(node))),
+      host.counted(
+        node,
+        send
+          ? send(node)
+          : acquireOnNode(
+              node,
+              sendKeys,
+              token,
+              ttlMs,
+              fenceKeys !== undefined,
+              a.mayHold?.has(node),
+              node === queue?.arbiter ? queue.followUp : undefined,
+            ),
+      ),
     parseAcquireReply,
     { quorum: host.quorum, timeoutMs, early: true, ...(catchUp ? { late: catchUp.late } : {}) },
     a.arbiterKey,
@@ -64,6 +84,18 @@ export async function attemptMutex(host: PrimitiveHost, a: MutexAttempt): Promis
     host.nodes.forEach((node, i) => {
       if (round.outcomes[i]!.status !== 'held') a.mayHold?.add(node);
     });
+    if (queue) {
+      // Plain nodes apply a connection's commands in order: sent, not awaited (see releasePartialHolds).
+      // A grant given back on the arbiter queues this process again at its place and wakes nobody:
+      // the lock is held on the other nodes, and their holder's release wakes the head.
+      host.nodes.forEach((node, i) => {
+        if (round.outcomes[i]!.status === 'held') return;
+        const wake =
+          node === queue.arbiter ? { queue: queue.followUp.queue, requeueScore: queue.followUp.requeue(), next: false } : undefined;
+        unlockOnNode(node, keys[0]!, token, wake).catch(() => undefined);
+      });
+      return failure;
+    }
     // Awaited: on a cluster node a late release (redirected or re-sent) could land after the retry's grant.
     await releasePartialHolds(host.nodes, round.outcomes, keys, token);
     return failure;

@@ -99,6 +99,15 @@ async function probeAcl(node: LockNode, names: KeyNames): Promise<{ denied: stri
   // A cluster node's notices go by sharded pub/sub: probe what the library sends there.
   const sharded = isClusterClient(node.client);
   const denied = new Set<string>();
+  // Plain nodes also queue waiters on a key's arbiter (scripts/wake-queue.ts).
+  const waitersKey = names.key('waiters', id);
+  const queue: Array<Array<string | number>> = sharded
+    ? []
+    : [
+        ['ZADD', waitersKey, 0, 'redlock-check'],
+        ['ZCARD', waitersKey],
+        ['ZPOPMIN', waitersKey],
+      ];
   const tries: Array<Array<string | number>> = [
     ['SET', lockKey, 'check', 'PX', 10_000, 'NX'],
     ['PTTL', lockKey],
@@ -106,9 +115,11 @@ async function probeAcl(node: LockNode, names: KeyNames): Promise<{ denied: stri
     ['PEXPIRE', lockKey, 10_000],
     ['INCR', fenceKey],
     [sharded ? 'SPUBLISH' : 'PUBLISH', lockKey, 'redlock-check'],
+    ...queue,
     ['EVAL', 'return 1', 0],
     ['EVALSHA', CHECK_SCRIPT_SHA, 0],
     ['DEL', lockKey, fenceKey],
+    ...(sharded ? [] : [['DEL', waitersKey]]),
   ];
   for (const command of tries) {
     try {

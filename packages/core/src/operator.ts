@@ -10,6 +10,7 @@ import { defineScript, type LockNode } from './lock-node.js';
 import type { ForceReleaseEvent } from './events.js';
 import type { NodeOutcome } from './node-outcome.js';
 import { runRound } from './round.js';
+import { WAITERS_SCRIPT } from './scripts/wake-queue.js';
 
 /** One node's view of a resource. */
 export interface NodeLockState {
@@ -55,6 +56,8 @@ export interface OperatorContext {
   readonly timeoutMs: number;
   readonly lockKey: string;
   readonly fenceKey: string;
+  /** The processes queued for the key's release on its arbiter (plain nodes, see scripts/wake-queue.ts). */
+  readonly waitersKey?: string;
 }
 
 /** KEYS: lock key, fence key. Returns {owner or false, pttl, counter or false}. */
@@ -88,18 +91,33 @@ export function ownerHash(token: string): string {
   return createHash('sha256').update(token).digest('hex').slice(0, 12);
 }
 
-async function waiters(node: LockNode, channel: string): Promise<number | undefined> {
+/**
+ * The waiters a node knows of: processes queued for the key on it (a plain lock's waiters queue on
+ * the key's arbiter), plus subscribers of the key's release notices (waiters of the primitives,
+ * of multi-resource locks, and of Redis Cluster nodes).
+ */
+async function waiters(node: LockNode, channel: string, waitersKey: string | undefined): Promise<number | undefined> {
   const cluster = node.client;
   // A cluster's waiters subscribe by sharded pub/sub on the master of the channel's slot.
   if (isClusterClient(cluster)) return node.call(() => cluster.shardSubscribers(channel)).catch(() => undefined);
   const client = node.client as { call?: (...args: string[]) => Promise<unknown> };
-  if (!client.call) return undefined;
-  try {
-    const reply = await node.call(() => client.call!('PUBSUB', 'NUMSUB', channel));
-    return Array.isArray(reply) ? Number(reply[1]) : undefined;
-  } catch {
-    return undefined;
-  }
+  const [subscribed, queued] = await Promise.all([
+    client.call
+      ? node
+          .call(() => client.call!('PUBSUB', 'NUMSUB', channel))
+          .then(
+            (reply) => (Array.isArray(reply) ? Number(reply[1]) : undefined),
+            () => undefined,
+          )
+      : undefined,
+    waitersKey
+      ? node.run(WAITERS_SCRIPT, [waitersKey], []).then(
+          (n) => Number(n),
+          () => undefined,
+        )
+      : undefined,
+  ]);
+  return subscribed === undefined && queued === undefined ? undefined : (subscribed ?? 0) + (queued ?? 0);
 }
 
 /** Reads the resource's lock key, TTL, fencing counter and waiters on every node. */
@@ -111,7 +129,9 @@ export async function inspectResource(ctx: OperatorContext, resource: string): P
     { quorum: ctx.quorum, timeoutMs: ctx.timeoutMs, early: false },
   );
   const counts = await Promise.all(
-    ctx.nodes.map((node, i) => (round.outcomes[i]!.status === 'ok' ? waiters(node, ctx.lockKey) : Promise.resolve(undefined))),
+    ctx.nodes.map((node, i) =>
+      round.outcomes[i]!.status === 'ok' ? waiters(node, ctx.lockKey, ctx.waitersKey) : Promise.resolve(undefined),
+    ),
   );
   const nodes = round.outcomes.map((o, i): NodeLockState => {
     const value = round.values[i];

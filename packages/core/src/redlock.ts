@@ -2,7 +2,7 @@ import { LockLostError, LockNotAcquiredError, RedlockArgumentError, RedlockClose
 import { runAcquireLoop } from './acquire-loop.js';
 import { newCohorts } from './cohort-rounds.js';
 import { cohortId, type LockCohorts } from './lock-cohort.js';
-import { contentionHints } from './arbiter-round.js';
+import { arbiterOf, contentionHints } from './arbiter-round.js';
 import type { AttemptFailure } from './attempt-failure.js';
 import { fenceHeldLock, type FencingContext } from './fencing.js';
 import { FairQueue, type FairSession } from './fair-queue.js';
@@ -25,7 +25,14 @@ import {
   resolveRedlockOptions,
   resolveRetry,
 } from './option-checks.js';
-import type { AcquireOptions, RedlockOptions, ResolvedRedlockOptions, ResolvedRetry, UsingOptions } from './options.js';
+import {
+  DEFAULT_RETRY,
+  type AcquireOptions,
+  type RedlockOptions,
+  type ResolvedRedlockOptions,
+  type ResolvedRetry,
+  type UsingOptions,
+} from './options.js';
 import type { RedisNodeInput } from './redis-client.js';
 import { keyNamesFor, nodeHandle, type KeyNames } from './cluster-client.js';
 import { enableReplicaSync } from './replica-sync.js';
@@ -36,6 +43,10 @@ import { nodeScriptsOf } from './read-write-lock.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
+import { isDenied, passTurnOnNode, unlockOnNode, type WakeQueue } from './scripts/wake-queue.js';
+import { releaseOnNode } from './scripts/release.js';
+import type { QueueFollowUp } from './scripts/acquire.js';
+import { primitiveOf } from './primitive-label.js';
 import { RestartRule } from './restart-rule.js';
 import { runWithLock } from './watchdog.js';
 import { RedlockEmitter, type RedlockEventName } from './events.js';
@@ -80,6 +91,8 @@ export class Redlock extends RedlockEmitter {
   readonly keyNames: KeyNames;
   /** @internal Local hand-offs of plain locks (lock-cohort.ts); undefined with `cohort: false`. */
   readonly cohorts: LockCohorts | undefined;
+  /** See {@link wakeQueue}. */
+  private queueSettings: WakeQueue | undefined;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     super();
@@ -109,11 +122,37 @@ export class Redlock extends RedlockEmitter {
     this.restarts = rule
       ? new RestartRule(created, { keyPrefix: this.options.keyPrefix, maxTtlMs: rule.maxTtlMs, onWarning: this.options.onWarning })
       : undefined;
+    // A subclass that replaces waitForRetry may not wait by notice: then no one can be seen waiting.
+    const byNotice = this.waitForRetry === Redlock.prototype.waitForRetry;
+    const names = this.keyNames;
+    const lockPrefix = names.lock('');
+    this.queueSettings =
+      byNotice && !names.tagged
+        ? {
+            id: newOwnerToken().slice(0, 16),
+            prefix: `${this.options.keyPrefix}wake:`,
+            waitersKey: (lockKey) => names.key('waiters', lockKey.slice(lockPrefix.length)),
+          }
+        : undefined;
+    const queue = this.queueSettings;
     // Linger past one attempt (acquire round + release of partial holds + fencing round),
     // so a retrying waiter finds its channel still subscribed.
     this.releaseNotices = new ReleaseNotifier(
       created.map((node) => node.client),
-      { quorum: this.quorum, lingerMs: 3 * this.options.nodeTimeoutMs + 100 },
+      {
+        quorum: this.quorum,
+        lingerMs: 3 * this.options.nodeTimeoutMs + 100,
+        arbiterOf: (key) => arbiterOf(created, key, Infinity),
+        ...(queue
+          ? {
+              addressed: {
+                channel: queue.prefix + queue.id,
+                queuedPollMs: DEFAULT_RETRY.delayMs,
+                pass: (node: number, key: string) => void passTurnOnNode(created[node]!, queue, key).catch(() => undefined),
+              },
+            }
+          : {}),
+      },
     );
     this.fair = new FairQueue(created, this.quorum, this.options, this.keyNames);
     // A Lock that handed its keys over must never reach them again (its token is the new holder's).
@@ -129,7 +168,9 @@ export class Redlock extends RedlockEmitter {
       },
       release: (lock) =>
         this.telemetry.observeRelease(lock, () =>
-          this.cohorts ? this.cohorts.release(lock, (yieldTo) => this.releaseToNodes(lock, yieldTo)) : this.releaseToNodes(lock, 0),
+          this.cohorts
+            ? this.cohorts.release(lock, (yieldTo, waiting) => this.releaseToNodes(lock, yieldTo, waiting))
+            : this.releaseToNodes(lock, 0, 0),
         ),
       fence: (lock) => {
         const refused = stale(lock);
@@ -145,9 +186,9 @@ export class Redlock extends RedlockEmitter {
         this.telemetry.observeLost(lock, error);
       },
     };
-    // A subclass that replaces waitForRetry may not wait by notice: then no one can be seen waiting.
-    const byNotice = this.waitForRetry === Redlock.prototype.waitForRetry;
-    const cohorts = this.options.cohort ? newCohorts(this, this.options.cohort, fencing, this.releaseNotices, byNotice) : undefined;
+    const cohorts = this.options.cohort
+      ? newCohorts(this, this.options.cohort, fencing, this.releaseNotices, byNotice, () => this.wakeQueue)
+      : undefined;
     this.cohorts = cohorts;
     if (cohorts) this.releaseNotices.turnDelay = (key) => cohorts.turnDelay(key);
   }
@@ -206,6 +247,11 @@ export class Redlock extends RedlockEmitter {
     // Cohorts are for plain locks: a fair lock's order lives on the nodes, a primitive is not one owner.
     const cohorts = kind || fair ? undefined : this.cohorts;
     const spec = { resources, keys, ttlMs, fencing: fenceKeys !== undefined, fenceKeys };
+    const notices = this.releaseNotices;
+    // Addressed wake-ups: a plain lock of one resource queues its process on the key's arbiter.
+    // Only an acquisition that may wait queues (tryAcquire does not).
+    const mayWait = retry !== false && (retry.retries > 0 || opts.timeoutMs !== undefined);
+    const followUp = this.wakeQueue && mayWait && !kind && !fair && keys.length === 1 ? this.queueFollowUp(keys[0]!) : undefined;
     return runAcquireLoop({
       resources,
       opts,
@@ -214,8 +260,11 @@ export class Redlock extends RedlockEmitter {
       quorum: this.quorum,
       cohort: cohorts ? { cohorts, id: cohortId(keys), spec } : undefined,
       closing: () => this.closing !== undefined,
-      wait: (ms, maxMs) => (fair ? fair.wait(ms, signal, maxMs) : this.waitForRetry(keys, ms, signal, maxMs)),
+      queued: () => followUp !== undefined && notices.queued(keys[0]!),
+      wait: (ms, maxMs, unattempted) =>
+        fair ? fair.wait(ms, signal, maxMs) : this.waitForRetry(keys, ms, signal, maxMs, followUp !== undefined, unattempted === true),
       attempt: (attempt) => {
+        const turn = followUp !== undefined && notices.lastTurn(keys);
         // A fair waiter attempts when the queue says so: no arbiter needed (nor wanted: the queue's round starts at node 0).
         const pending = kind
           ? attemptPrimitive(this, kind, token, ttlMs)
@@ -223,15 +272,23 @@ export class Redlock extends RedlockEmitter {
             ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, undefined, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
             : // Every third attempt asks all nodes: an arbiter that missed a release (a minority node
               // keeping a stale key until its TTL) must not block waiters that a majority would grant.
+              // Nor does an attempt on this process' turn: the arbiter just woke it, and no other waits on it.
               this.attempt(
                 resources,
                 keys,
                 fenceKeys,
                 token,
                 ttlMs,
-                attempt % 3 !== 0 && (attempt > 1 || this.releaseNotices.contended(keys[0]!)),
+                attempt % 3 !== 0 && (attempt > 1 || notices.contended(keys[0]!)) && !turn,
                 mayHold,
-              );
+                undefined,
+                followUp,
+              ).then((result) => {
+                // Lost on its turn: the holder's release on the other nodes may still have been on its
+                // way (the arbiter's came first). One more attempt at once; then it waits for its turn.
+                if (turn && !(result instanceof Lock)) notices.noteFree(keys[0]!);
+                return result;
+              });
         this.attempting.add(pending);
         return pending.finally(() => this.attempting.delete(pending));
       },
@@ -353,7 +410,14 @@ export class Redlock extends RedlockEmitter {
 
   private operatorContext(resource: string): OperatorContext {
     const { nodes, quorum } = this;
-    return { nodes, quorum, timeoutMs: this.options.nodeTimeoutMs, lockKey: this.lockKey(resource), fenceKey: this.fenceKey(resource) };
+    return {
+      nodes,
+      quorum,
+      timeoutMs: this.options.nodeTimeoutMs,
+      lockKey: this.lockKey(resource),
+      fenceKey: this.fenceKey(resource),
+      ...(this.keyNames.tagged ? {} : { waitersKey: this.keyNames.key('waiters', resource) }),
+    };
   }
 
   /** Connects the clients this library created (they otherwise connect on first use). Resolves even if some nodes are down. */
@@ -406,8 +470,66 @@ export class Redlock extends RedlockEmitter {
    * node, or the fallback poll fires (`ms` at the head of the queue, longer behind it),
    * at most `maxMs`. `keys` is the same array across retries (the notifier relies on it).
    */
-  protected async waitForRetry(keys: readonly string[], ms: number, signal: AbortSignal | undefined, maxMs = Infinity): Promise<void> {
-    await this.releaseNotices.wait(keys, ms, signal, maxMs);
+  protected async waitForRetry(
+    keys: readonly string[],
+    ms: number,
+    signal: AbortSignal | undefined,
+    maxMs = Infinity,
+    addressed = false,
+    unattempted = false,
+  ): Promise<void> {
+    await this.releaseNotices.wait(keys, ms, signal, maxMs, addressed, unattempted);
+  }
+
+  /**
+   * @internal Addressed wake-ups of plain locks (scripts/wake-queue.ts): where this process queues
+   * and is woken. Undefined on Redis Cluster nodes (their notices are sharded), when waits do not
+   * go through the release notices (a subclass replaced waitForRetry), and once the ACL user was
+   * found unable to queue (then waiters wake by the key's release notices, as before).
+   */
+  get wakeQueue(): WakeQueue | undefined {
+    return this.queueSettings;
+  }
+
+  /** The ACL refused a wake-up script: back to release notices on the key, with one warning that names the fix. */
+  private queueDenied(err: unknown): void {
+    if (!this.queueSettings) return;
+    this.queueSettings = undefined;
+    const text = err instanceof Error ? err.message : String(err);
+    this.options.onWarning(
+      `the ACL user may not queue waiters (${text.slice(0, 120)}): waiters fall back to release notices on the key. Grant +zadd +zpopmin +zcard (docs/security.md).`,
+    );
+  }
+
+  /** How a plain lock's refused attempt on `key`'s arbiter queues this process (scripts/wake-queue.ts). */
+  private queueFollowUp(key: string): QueueFollowUp {
+    const notices = this.releaseNotices;
+    // A key found free once is attempted again at once; found free again (the lock held on the
+    // other nodes, not on the arbiter), the process waits for its turn instead of spinning.
+    let freeInARow = 0;
+    return {
+      queue: this.wakeQueue!,
+      denied: (err) => this.queueDenied(err),
+      score: () => notices.queueScore(key),
+      queued: () => {
+        freeInARow = 0;
+        notices.noteQueued(key);
+      },
+      free: () => {
+        notices.noteQueued(key);
+        if (++freeInARow === 1) notices.noteFree(key);
+      },
+      requeue: () => {
+        notices.noteQueued(key);
+        return notices.queueScore(key);
+      },
+    };
+  }
+
+  /** The node where `key`'s waiters queue (the arbiter of arbiter-round.ts), or undefined when none qualifies. */
+  private queueNode(key: string, timeoutMs: number): LockNode | undefined {
+    const i = arbiterOf(this.nodes, key, timeoutMs, this.contention.usable);
+    return i < 0 ? undefined : this.nodes[i];
   }
 
   private assertOpen(): void {
@@ -446,6 +568,7 @@ export class Redlock extends RedlockEmitter {
     contended: boolean,
     mayHold: Set<LockNode> | undefined,
     send?: (node: LockNode) => Promise<unknown>,
+    followUp?: QueueFollowUp,
   ): Promise<Lock | AttemptFailure> {
     const arbiterKey = contended ? keys[0] : undefined;
     const result = await attemptMutex(this, {
@@ -458,8 +581,12 @@ export class Redlock extends RedlockEmitter {
       contention: this.contention,
       mayHold,
       send,
+      ...(followUp ? { queue: { arbiter: this.queueNode(keys[0]!, this.nodeTimeout(ttlMs)), followUp } } : {}),
     });
-    if (result instanceof Lock) this.onHeld(result);
+    if (result instanceof Lock) {
+      if (followUp) this.releaseNotices.noteWon(keys[0]!);
+      this.onHeld(result);
+    }
     return result;
   }
 
@@ -479,18 +606,47 @@ export class Redlock extends RedlockEmitter {
     return settleExtend(lock, round, start + ttlMs - this.drift(ttlMs), this.quorum);
   }
 
-  /** A release on the nodes (not a hand-off); `yieldTo` > 0: a cohort gives way to that many waiting processes. */
-  private releaseToNodes(lock: Lock, yieldTo: number): Promise<ReleaseResult> {
+  /**
+   * A release on the nodes (not a hand-off); `yieldTo` > 0: a cohort gives way to that many waiting
+   * processes; `waiting`: waiters of this instance left by a cohort, which attempt after it.
+   */
+  private releaseToNodes(lock: Lock, yieldTo: number, waiting: number): Promise<ReleaseResult> {
     this.releaseNotices.noteRelease(lock.keys, yieldTo);
-    return this.releaseLock(lock);
+    return this.releaseLock(lock, waiting);
   }
 
-  private async releaseLock(lock: Lock): Promise<ReleaseResult> {
+  /**
+   * The release of a plain lock of one resource with addressed wake-ups: the arbiter wakes the next
+   * queued process (and queues this one again behind it when waiters of ours are left); the other
+   * nodes only delete. Undefined for every other lock.
+   */
+  private addressedRelease(lock: Lock, waiting: number): ((node: LockNode) => Promise<unknown>) | undefined {
+    const queue = this.wakeQueue;
+    if (!queue || lock.keys.length !== 1 || primitiveOf(lock) !== undefined || this.fair.ticketOf(lock) !== undefined) return undefined;
+    const key = lock.keys[0]!;
+    const notices = this.releaseNotices;
+    const requeueScore = waiting + notices.waitingFor(key) > 0 ? Date.now() : undefined;
+    if (requeueScore !== undefined) notices.noteQueued(key);
+    const arbiter = this.queueNode(key, this.options.nodeTimeoutMs);
+    const wake = { queue, requeueScore };
+    return (node) =>
+      node !== arbiter
+        ? unlockOnNode(node, key, lock.value, undefined)
+        : unlockOnNode(node, key, lock.value, wake).catch((err: unknown) => {
+            if (!isDenied(err)) throw err;
+            this.queueDenied(err);
+            return releaseOnNode(node, lock.keys, lock.value);
+          });
+  }
+
+  private async releaseLock(lock: Lock, waiting = 0): Promise<ReleaseResult> {
     this.active.delete(lock);
     // Resolves once a majority answered: then the lock is free for others. The remaining
     // nodes' releases are already sent and still apply; their outcomes stay 'pending'.
     const scripted = nodeScriptsOf(lock)?.release;
-    const release = scripted ? (node: LockNode) => scripted(node, lock.keys, lock.value) : this.fair.releaser(lock);
+    const release = scripted
+      ? (node: LockNode) => scripted(node, lock.keys, lock.value)
+      : (this.addressedRelease(lock, waiting) ?? this.fair.releaser(lock));
     const round = await runRound(this.nodes, release, parseReleaseReply, {
       quorum: this.quorum,
       timeoutMs: this.options.nodeTimeoutMs,

@@ -1,6 +1,7 @@
 import type { RedisClientLike } from './redis-client.js';
 import { NodeSubscriber } from './node-subscriber.js';
 import { onAbort } from './wait.js';
+import { WakeChannel } from './wake-channel.js';
 
 /** How a wait ended (for diagnostics and tests). */
 export type WakeReason = 'notice' | 'poll' | 'armed' | 'pending' | 'closed' | 'aborted' | 'cohort';
@@ -17,6 +18,16 @@ export interface NotifierStats {
   cohort: number;
 }
 
+/** Addressed wake-ups (see scripts/wake-queue.ts): this process' channel, and what to do with an unwanted turn. */
+export interface AddressedWakeups {
+  /** This process' wake-up channel: a message on it names the lock key whose turn it is. */
+  readonly channel: string;
+  /** Our turn came for `key` on node `node` but nobody here waits for it any more: pass it on. */
+  pass(node: number, key: string): void;
+  /** A queued waiter's fallback poll, at least: its turn comes by message, the poll is only a safety net. */
+  readonly queuedPollMs: number;
+}
+
 export interface ReleaseNotifierOptions {
   /** Nodes a lock needs; a channel is "armed" once n − quorum + 1 nodes confirmed it (every quorum intersects that set). */
   readonly quorum: number;
@@ -26,13 +37,20 @@ export interface ReleaseNotifierOptions {
    * otherwise every retry would resubscribe and lose the "armed before the attempt" guarantee.
    */
   readonly lingerMs: number;
+  /** Addressed wake-ups for waits that ask for them (plain locks on plain nodes); undefined: broadcast notices only. */
+  readonly addressed?: AddressedWakeups;
+  /** The arbiter node of a key (arbiter-round.ts): its notice alone wakes a waiter. */
+  readonly arbiterOf?: (key: string) => number;
 }
 
 /** One pending `wait()` call. */
 interface Entry {
   readonly ticket: number;
   readonly channels: Channel[];
-  resolve: (reason: WakeReason) => void;
+  /** Woken by its process' turn (addressed) rather than by its keys' broadcast notices. */
+  readonly addressed: boolean;
+  /** `turn`: the wake-up is this process' turn on the key's arbiter (its next attempt asks every node at once). */
+  resolve: (reason: WakeReason, turn?: boolean) => void;
   /** Its fallback poll delay while at the head of a queue. */
   readonly pollMs: number;
   /** The caller's deadline (monotonic ms): its poll never fires later than this. */
@@ -47,6 +65,8 @@ interface WaiterState {
   readonly ticket: number;
   /** Monotonic time its last wait returned, i.e. just before its next attempt started. */
   lastReturnAt: number;
+  /** Whether its last wait ended with its process' turn (see Entry.resolve). */
+  turn: boolean;
 }
 
 /** Per-resource state: one Redis channel (the lock key the release script publishes on). */
@@ -77,6 +97,12 @@ interface Channel {
   idleSince: number;
   /** The node retries of this key try first (see arbitratedRound), or -1: its notice alone wakes. */
   arbiter: number;
+  /** Whether broadcast waits asked for the key's own channel (addressed waits do not need it). */
+  subscribed: boolean;
+  /** This process is queued for the key on its arbiter (a refused attempt queued it; no turn came since). */
+  queued: boolean;
+  /** The score this process queues with while its waiters have not had the lock (a lost race keeps its place). */
+  score: number | undefined;
 }
 
 /**
@@ -119,6 +145,10 @@ function pollDelay(pollMs: number, place: number): number {
 export class ReleaseNotifier {
   readonly stats: NotifierStats = { notice: 0, poll: 0, armed: 0, pending: 0, closed: 0, aborted: 0, cohort: 0 };
   private readonly subscribers: NodeSubscriber[];
+  /** This process' wake-up channel, with addressed wake-ups. */
+  private readonly wake: WakeChannel | undefined;
+  private readonly addressed: AddressedWakeups | undefined;
+  private readonly arbiterOf: ((key: string) => number) | undefined;
   private readonly channels = new Map<string, Channel>();
   private readonly waiters = new WeakMap<readonly string[], WaiterState>();
   private readonly need: number;
@@ -135,7 +165,7 @@ export class ReleaseNotifier {
 
   constructor(clients: readonly RedisClientLike[], options: ReleaseNotifierOptions) {
     const events = {
-      onMessage: (node: number, channel: string) => this.onMessage(node, channel),
+      onMessage: (node: number, channel: string, message: string) => this.onMessage(node, channel, message),
       onAck: (node: number, channel: string) => this.onAck(node, channel),
       onLost: (node: number) => this.onLost(node),
     };
@@ -144,6 +174,13 @@ export class ReleaseNotifier {
     this.quorum = options.quorum;
     this.lingerMs = options.lingerMs;
     this.attemptMs = options.lingerMs;
+    this.addressed = options.addressed;
+    this.arbiterOf = options.arbiterOf;
+    this.wake = options.addressed
+      ? new WakeChannel(options.addressed.channel, clients.length, this.need, (channel) => {
+          for (const s of this.subscribers) s.want(channel);
+        })
+      : undefined;
   }
 
   /** Subscriber connections opened so far. */
@@ -175,9 +212,19 @@ export class ReleaseNotifier {
    * `keys` must be the same array across one acquisition's retries: its identity keeps
    * the waiter's place in the queue and tells when its last attempt started.
    */
-  wait(keys: readonly string[], ms: number, signal: AbortSignal | undefined, maxMs = Infinity): Promise<WakeReason> {
+  wait(
+    keys: readonly string[],
+    ms: number,
+    signal: AbortSignal | undefined,
+    maxMs = Infinity,
+    addressed = false,
+    /** No attempt preceded this wait (a new acquisition waiting for its process' turn): nothing to repeat once armed. */
+    unattempted = false,
+  ): Promise<WakeReason> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.closed) return Promise.resolve('closed');
+    // Addressed only for one key (a multi-resource lock waits for broadcast notices) and when configured.
+    const byTurn = addressed && keys.length === 1 && this.wake !== undefined;
     const now = performance.now();
     let state = this.waiters.get(keys);
     if (state) this.learnAttempt(now - state.lastReturnAt);
@@ -187,10 +234,10 @@ export class ReleaseNotifier {
     // its attempt for a release that its first attempt already saw.)
     const since = state ? state.lastReturnAt : now - this.attemptMs;
     if (!state) {
-      state = { ticket: this.nextTicket++, lastReturnAt: now };
+      state = { ticket: this.nextTicket++, lastReturnAt: now, turn: false };
       this.waiters.set(keys, state);
     }
-    const channels = keys.map((key) => this.channel(key));
+    const channels = keys.map((key) => this.channel(key, byTurn));
     let immediate: WakeReason | undefined;
     for (const c of channels) {
       // Our own release, sent before this attempt on the same connections, was already
@@ -200,7 +247,7 @@ export class ReleaseNotifier {
         immediate = 'pending';
       }
     }
-    const armedBefore = channels.every((c) => c.armedAt <= since);
+    const armedBefore = unattempted || channels.every((c) => this.armedAt(c, byTurn) <= since);
     if (immediate) return Promise.resolve(this.finish(state, channels, immediate));
 
     return new Promise<WakeReason>((resolve, reject) => {
@@ -220,13 +267,14 @@ export class ReleaseNotifier {
       const entry: Entry = {
         ticket: waiterState.ticket,
         channels,
-        resolve: (reason) => {
+        addressed: byTurn,
+        resolve: (reason, turn = false) => {
           if (settled) return;
           settled = true;
           clearTimeout(entry.timer);
           stopAbort?.();
           this.dequeue(entry);
-          resolve(this.finish(waiterState, channels, reason));
+          resolve(this.finish(waiterState, channels, reason, turn));
         },
         pollMs: ms,
         notAfter: now + maxMs,
@@ -235,11 +283,13 @@ export class ReleaseNotifier {
       };
       let place = Infinity;
       for (const c of channels) place = Math.min(place, this.enqueue(c, entry));
+      // Queued on the arbiter: the turn comes by message, so the poll is only a safety net.
+      const pollMs = byTurn && channels[0]!.queued ? Math.max(ms, this.addressed!.queuedPollMs) : ms;
       // Turns across processes (lock-cohort.ts): a process that just gave way polls later too.
-      this.schedulePoll(entry, pollDelay(ms, place) + (this.turnDelay?.(keys[0]!) ?? 0), now);
+      this.schedulePoll(entry, pollDelay(pollMs, place) + (byTurn ? 0 : (this.turnDelay?.(keys[0]!) ?? 0)), now);
       // Not armed before the failed attempt: a release may have slipped in between.
       // Return as soon as the subscription is confirmed, to repeat the attempt under it.
-      if (!armedBefore && channels.every((c) => c.armedAt !== Infinity)) entry.resolve('armed');
+      if (!armedBefore && channels.every((c) => this.armedAt(c, byTurn) !== Infinity)) entry.resolve('armed');
     });
   }
 
@@ -280,6 +330,55 @@ export class ReleaseNotifier {
     return this.channels.get(key)?.acked[node] === 1;
   }
 
+  /**
+   * Whether this process is queued for `key` on its arbiter while a waiter of its own waits: a new
+   * acquisition then waits for the process' turn instead of racing the processes queued before it.
+   */
+  queued(key: string): boolean {
+    const c = this.channels.get(key);
+    return c !== undefined && c.queued && c.queue.length > 0;
+  }
+
+  /** Whether this process' entry is (as far as it knows) in `key`'s queue on the arbiter, waiters or not. */
+  inQueue(key: string): boolean {
+    return this.channels.get(key)?.queued === true;
+  }
+
+  /** The score this process queues with for `key`: kept while its waiters wait, so a lost race keeps its place. */
+  queueScore(key: string): number {
+    const c = this.channel(key, true);
+    c.score ??= Date.now();
+    return c.score;
+  }
+
+  /** A refused attempt queued this process for `key` on its arbiter. */
+  noteQueued(key: string): void {
+    this.channel(key, true).queued = true;
+  }
+
+  /** The key was free again when the refused attempt looked (its holder released meanwhile): the next wait returns at once. */
+  noteFree(key: string): void {
+    const c = this.channel(key, true);
+    c.pendingAt = performance.now();
+    c.pendingOwn = false;
+  }
+
+  /** This process won `key`: the next time it queues, it goes behind the processes waiting then. */
+  noteWon(key: string): void {
+    const c = this.channels.get(key);
+    if (c) c.score = undefined;
+  }
+
+  /** How many waits of this process wait for `key` now. */
+  waitingFor(key: string): number {
+    return this.channels.get(key)?.queue.length ?? 0;
+  }
+
+  /** Whether the last wait of the acquisition waiting on `keys` ended with its process' turn. */
+  lastTurn(keys: readonly string[]): boolean {
+    return this.waiters.get(keys)?.turn === true;
+  }
+
   /** Whether `key` saw waiters lately (its channel is subscribed or lingering): it is contended. */
   contended(key: string): boolean {
     return this.channels.has(key);
@@ -315,9 +414,18 @@ export class ReleaseNotifier {
     this.attemptMs = Math.max(bounded * 2, this.attemptMs * 0.5, 1);
   }
 
-  private channel(name: string): Channel {
+  /** When `c` became armed for a wait of this kind (addressed: this process' wake-up channel), Infinity while not. */
+  private armedAt(c: Channel, addressed: boolean): number {
+    return addressed ? this.wake!.armedAt : c.armedAt;
+  }
+
+  private channel(name: string, addressed = false): Channel {
     let c = this.channels.get(name);
-    if (c) return c;
+    if (c) {
+      if (addressed) this.wake?.want();
+      else this.subscribeKey(c);
+      return c;
+    }
     const n = this.subscribers.length;
     c = {
       name,
@@ -334,16 +442,28 @@ export class ReleaseNotifier {
       ownReleaseAt: -Infinity,
       yieldAt: -Infinity,
       idleSince: performance.now(),
-      arbiter: -1,
+      arbiter: this.arbiterOf?.(name) ?? -1,
+      subscribed: false,
+      queued: false,
+      score: undefined,
     };
     this.channels.set(name, c);
-    for (const s of this.subscribers) s.want(name);
+    if (addressed && this.wake) this.wake.want();
+    else this.subscribeKey(c);
     return c;
   }
 
-  private finish(state: WaiterState, channels: readonly Channel[], reason: WakeReason): WakeReason {
+  /** Broadcast waits listen on the key's own channel. */
+  private subscribeKey(c: Channel): void {
+    if (c.subscribed) return;
+    c.subscribed = true;
+    for (const s of this.subscribers) s.want(c.name);
+  }
+
+  private finish(state: WaiterState, channels: readonly Channel[], reason: WakeReason, turn = false): WakeReason {
     const now = performance.now();
     state.lastReturnAt = now;
+    state.turn = turn;
     this.stats[reason]++;
     for (const c of channels) if (c.queue.length === 0) c.idleSince = now;
     this.scheduleSweep();
@@ -383,7 +503,29 @@ export class ReleaseNotifier {
     entry.timer = setTimeout(() => entry.resolve('poll'), Math.min(Math.max(0, at - now), MAX_TIMER_MS));
   }
 
-  private onMessage(node: number, name: string): void {
+  /** Our process' turn for `key` came from node `node` (addressed wake-ups). */
+  private onTurn(node: number, key: string): void {
+    const c = this.channels.get(key);
+    if (c) c.queued = false;
+    // The oldest waiter of this process takes the turn; the others stay in line behind it.
+    const head = c?.queue.find((entry) => entry.addressed);
+    if (head) {
+      head.resolve('notice', true);
+      return;
+    }
+    // Nobody here waits for it any more: the next process gets it. A waiter between two attempts sees it as pending.
+    this.addressed!.pass(node, key);
+    if (c) {
+      c.pendingAt = performance.now();
+      c.pendingOwn = false;
+    }
+  }
+
+  private onMessage(node: number, name: string, message: string): void {
+    if (this.wake && name === this.wake.name) {
+      this.onTurn(node, message);
+      return;
+    }
     const c = this.channels.get(name);
     if (!c) return;
     const now = performance.now();
@@ -426,6 +568,14 @@ export class ReleaseNotifier {
   }
 
   private onAck(node: number, name: string): void {
+    if (this.wake && name === this.wake.name) {
+      if (!this.wake.ack(node)) return;
+      // As below: addressed waiters that arrived unarmed repeat their attempt once, now that their turn can reach them.
+      for (const c of this.channels.values()) {
+        for (const entry of [...c.queue]) if (entry.addressed) entry.resolve('armed');
+      }
+      return;
+    }
     const c = this.channels.get(name);
     if (!c || c.acked[node] === 1) return;
     c.acked[node] = 1;
@@ -435,12 +585,13 @@ export class ReleaseNotifier {
       // Waiters that arrived unarmed (or lost their arming to a reconnect) may have missed
       // a release: each repeats its attempt once, now under the subscription.
       for (const entry of [...c.queue]) {
-        if (entry.channels.every((ch) => ch.armedAt !== Infinity)) entry.resolve('armed');
+        if (!entry.addressed && entry.channels.every((ch) => ch.armedAt !== Infinity)) entry.resolve('armed');
       }
     }
   }
 
   private onLost(node: number): void {
+    this.wake?.lost(node);
     for (const c of this.channels.values()) {
       if (c.acked[node] !== 1) continue;
       c.acked[node] = 0;
@@ -462,11 +613,15 @@ export class ReleaseNotifier {
     for (const c of this.channels.values()) {
       if (c.queue.length === 0 && now - c.idleSince >= this.lingerMs) {
         this.channels.delete(c.name);
-        for (const s of this.subscribers) s.drop(c.name);
+        if (c.subscribed) for (const s of this.subscribers) s.drop(c.name);
       }
     }
-    if (this.channels.size === 0) this.flushIdle();
-    else this.scheduleSweep();
+    if (this.channels.size === 0) {
+      this.wake?.drop((channel) => {
+        for (const s of this.subscribers) s.drop(channel);
+      });
+      this.flushIdle();
+    } else this.scheduleSweep();
   }
 
   private flushIdle(): void {

@@ -4,6 +4,28 @@ import { defineScript, type LockNode, type NodeExchange } from '../lock-node.js'
 import { synced } from '../replica-sync.js';
 import type { ParsedReply } from '../round.js';
 import { releaseOnNode } from './release.js';
+import { isDenied, queueOnNode, type WakeQueue } from './wake-queue.js';
+
+/**
+ * On the key's arbiter, with addressed wake-ups: a refused `SET NX` queues this process for the
+ * key's release (see scripts/wake-queue.ts), and says how it went.
+ */
+export interface QueueFollowUp {
+  readonly queue: WakeQueue;
+  /** The score to queue with (read only when the SET was refused). */
+  score(): number;
+  /** Queued: the key is held by someone else. */
+  queued(): void;
+  /** The key was free by the time the follow-up looked: attempt again without waiting. */
+  free(): void;
+  /**
+   * A failed attempt that was granted on the arbiter gives that grant back: the score this process
+   * queues again with, keeping its place (marked queued: the release queues it before waking the head).
+   */
+  requeue(): number;
+  /** The ACL user may not queue (NOPERM): the Redlock falls back to release notices on the key. */
+  denied(err: unknown): void;
+}
 
 /**
  * All-or-nothing on one node: every key is free (or already ours) or nothing is set.
@@ -77,13 +99,14 @@ export function acquireOnNode(
   ttlMs: number,
   fencing: boolean,
   reclaim = false,
+  queue?: QueueFollowUp,
 ): Promise<unknown> {
   const groups = isClusterClient(node.client) && keys.length > (fencing ? 2 : 1) ? slotGroups(keys, fencing ? 2 : 1) : undefined;
   if (groups && groups.length > 1) return acquireAcrossSlots(node, groups, token, ttlMs, fencing);
   // With replicaSync, a grant counts once replicas confirmed it (WAIT on the same connection).
   // One exchange: the follow-up after a refused SET, and the WAIT, are the round's follow-ups.
   const x = node.exchange();
-  return synced(node, keys[0]!, acquireInOneSlot(x, keys, token, ttlMs, fencing, reclaim), isGrant, x);
+  return synced(node, keys[0]!, acquireInOneSlot(x, keys, token, ttlMs, fencing, reclaim, queue), isGrant, x);
 }
 
 function isGrant(reply: unknown): boolean {
@@ -97,14 +120,22 @@ function acquireInOneSlot(
   ttlMs: number,
   fencing: boolean,
   reclaim: boolean,
+  queue: QueueFollowUp | undefined,
 ): Promise<unknown> {
   const args = [token, ttlMs, fencing ? '1' : '0'];
-  if (keys.length !== 1 || fencing) return x.run(ACQUIRE_SCRIPT, keys, args);
+  if (keys.length !== 1 || fencing) {
+    const scripted = x.run(ACQUIRE_SCRIPT, keys, args);
+    // A fenced lock of one resource queues too, after its script was refused (one more round trip, only then).
+    if (!queue || keys.length !== (fencing ? 2 : 1)) return scripted;
+    return scripted.then((reply) => (isGrant(reply) ? reply : queueFollowUp(x, queue, keys[0]!, token, ttlMs, true)));
+  }
   const key = keys[0]!;
   return x
     .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
     .then((reply) => {
       if (reply === 'OK') return SET_REPLY;
+      // The queue script reclaims a key of ours too (see QUEUE_SCRIPT).
+      if (queue) return queueFollowUp(x, queue, key, token, ttlMs, false);
       if (reclaim) return x.run(RECLAIM_SCRIPT, keys, [token, ttlMs]);
       return x
         .call((client) => client.pttl(key))
@@ -113,6 +144,46 @@ function acquireInOneSlot(
           () => [0, -1], // held all the same; only the hint is missing
         );
     });
+}
+
+/** Queues this process after a refused attempt on the arbiter (see QUEUE_SCRIPT); a refusal by the ACL counts as held. */
+function queueFollowUp(
+  x: NodeExchange,
+  queue: QueueFollowUp,
+  key: string,
+  token: string,
+  ttlMs: number,
+  fenced: boolean,
+): Promise<unknown> {
+  return queueOnNode(x, queue.queue, key, token, ttlMs, queue.score()).then(
+    (reply) => followedUp(reply, queue, fenced),
+    (err: unknown) => {
+      if (!isDenied(err)) throw err;
+      queue.denied(err);
+      return HELD_NO_HINT;
+    },
+  );
+}
+
+/** Held, without a retry-after hint. */
+const HELD_NO_HINT = Object.freeze([0, -1]);
+
+/** A reply saying the key is free again: the caller attempts once more without waiting. */
+const FREE_NOW = Object.freeze([0, -2]);
+
+/**
+ * Tells the caller how the queue follow-up went; the reply goes on to the round. A fenced lock's
+ * key reclaimed by the follow-up carries no counter, so it counts as refused, to be attempted again.
+ */
+function followedUp(reply: unknown, queue: QueueFollowUp, fenced = false): unknown {
+  if (!Array.isArray(reply)) return reply;
+  if (Number(reply[0]) === 1 && !fenced) return reply;
+  if (Number(reply[0]) === 1 || Number(reply[1]) === -2) {
+    queue.free();
+    return FREE_NOW;
+  }
+  queue.queued();
+  return reply;
 }
 
 /**

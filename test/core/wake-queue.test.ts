@@ -1,0 +1,179 @@
+/**
+ * Addressed wake-ups of plain locks (scripts/wake-queue.ts): processes waiting for a key queue on
+ * its arbiter, and a release wakes the head of that queue only, on its process' own channel. Poll
+ * delays are 10 minutes where only a wake-up may end a wait, so a grant proves who was woken.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { Redlock, type Lock, type RedlockOptions } from '@redlock-nest/core';
+import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
+import { runScript } from '../harness/child-script.js';
+import { DEFAULT_PREFIX, uniqueResource, until, useFixture } from './helpers.js';
+
+/** Exposes the notifier, a protected member, to the tests. */
+class ProbedRedlock extends Redlock {
+  get notices(): ReleaseNotifier {
+    return this.releaseNotices;
+  }
+}
+
+const NEVER_POLL = { retries: Infinity, delayMs: 600_000, jitterMs: 0 };
+const DIST = join(process.cwd(), 'packages/core/dist/index.js');
+
+describe('addressed wake-ups (3 nodes)', () => {
+  const made: Redlock[] = [];
+  // Declared before the fixture: the instances close while their servers still run.
+  afterAll(async () => {
+    await Promise.all(made.map((r) => r.close()));
+  });
+  const fx = useFixture(3);
+
+  function make(options: RedlockOptions = {}): ProbedRedlock {
+    const r = new ProbedRedlock(fx.urls, { onWarning: () => undefined, nodeTimeoutMs: 200, ...options });
+    made.push(r);
+    return r;
+  }
+
+  /** The processes queued for `resource` on every node (only its arbiter should have any). */
+  async function queued(resource: string): Promise<string[][]> {
+    return Promise.all(fx.urls.map((_, i) => fx.node(i).zrange(`${DEFAULT_PREFIX}waiters:${resource}`, '0', '-1')));
+  }
+
+  /**
+   * Resolves once `redlock` waits for its turn on `resource`: queued on the arbiter, its wait parked
+   * after its one repeat under the armed wake-up channel (a first wait repeats its attempt once).
+   */
+  function parked(redlock: ProbedRedlock, resource: string): Promise<void> {
+    const key = `${DEFAULT_PREFIX}lock:${resource}`;
+    return until(
+      () => redlock.notices.waitingFor(key) === 1 && redlock.notices.inQueue(key) && redlock.notices.stats.armed === 1,
+      'the waiter is queued and parked',
+    );
+  }
+
+  /** Lock commands (SET, scripts) every node has run so far. */
+  async function lockCommands(): Promise<number> {
+    let calls = 0;
+    for (let i = 0; i < fx.urls.length; i++) {
+      const info = await fx.node(i).info('commandstats');
+      for (const match of info.matchAll(/^cmdstat_(?:set|evalsha|eval):calls=(\d+)/gm)) calls += Number(match[1]);
+    }
+    return calls;
+  }
+
+  it('a release wakes one waiting process, the one queued first, and the others not at all', async () => {
+    const resource = uniqueResource('turns');
+    const holder = make();
+    const waiters = [make(), make(), make()];
+    const first = await holder.acquire(resource, 60_000);
+    const order: number[] = [];
+    const grants: Array<Promise<Lock>> = [];
+    for (const [i, w] of waiters.entries()) {
+      grants.push(
+        w.acquire(resource, 60_000, { retry: NEVER_POLL }).then((lock) => {
+          order.push(i);
+          return lock;
+        }),
+      );
+      await parked(w, resource);
+    }
+    // One queue, on one node (the key's arbiter), in arrival order.
+    const queues = await queued(resource);
+    expect(queues.filter((q) => q.length > 0)).toEqual([waiters.map((w) => w.wakeQueue!.id)]);
+
+    await first.release();
+    const lock0 = await grants[0]!;
+    // Only the head was woken: the others never left their waits.
+    expect(waiters.map((w) => w.notices.stats.notice)).toEqual([1, 0, 0]);
+    await lock0.release();
+    await (await grants[1]!).release();
+    await (await grants[2]!).release();
+    expect(order).toEqual([0, 1, 2]);
+    expect(waiters.map((w) => w.notices.stats.notice)).toEqual([1, 1, 1]);
+    expect(waiters.map((w) => w.notices.stats.poll)).toEqual([0, 0, 0]);
+    expect(await queued(resource)).toEqual([[], [], []]);
+  });
+
+  it('a process whose waiter left passes its turn on to the next one', async () => {
+    const resource = uniqueResource('pass');
+    const holder = make();
+    const leaving = make();
+    const next = make();
+    const first = await holder.acquire(resource, 60_000);
+    const controller = new AbortController();
+    const left = leaving.acquire(resource, 60_000, { retry: NEVER_POLL, signal: controller.signal }).catch((e: unknown) => e);
+    await parked(leaving, resource);
+    const granted = next.acquire(resource, 60_000, { retry: NEVER_POLL });
+    await parked(next, resource);
+    controller.abort(new Error('gave up'));
+    expect(await left).toMatchObject({ message: 'gave up' });
+    // Its entry is still first in the queue: the release wakes it, and it passes the turn on.
+    await first.release();
+    const lock = await granted;
+    expect(next.notices.stats.notice).toBe(1);
+    expect(next.notices.stats.poll).toBe(0);
+    await lock.release();
+  });
+
+  it('a queued process that died is skipped: the release wakes the next one', async () => {
+    expect(existsSync(DIST)).toBe(true); // run `npm run build` first
+    const resource = uniqueResource('dead');
+    const holder = make();
+    const first = await holder.acquire(resource, 60_000);
+    // A child process queues for the key, then is killed while it waits: its entry stays behind.
+    const { child, done } = runScript(
+      `
+      const { Redlock } = await import(${JSON.stringify(DIST)});
+      const redlock = new Redlock(${JSON.stringify(fx.urls)}, { onWarning: () => undefined, nodeTimeoutMs: 200 });
+      redlock.once('wait', () => console.log('waiting'));
+      await redlock.acquire(${JSON.stringify(resource)}, 60_000, { retry: { retries: Infinity, delayMs: 600_000, jitterMs: 0 } });
+      `,
+      (line) => {
+        if (line === 'waiting') waiting = true;
+      },
+    );
+    let waiting = false;
+    await until(() => waiting, 'the child waits');
+    await until(async () => (await queued(resource)).flat().length === 1, 'the child is queued');
+    const next = make();
+    const granted = next.acquire(resource, 60_000, { retry: NEVER_POLL });
+    await parked(next, resource);
+    child.kill('SIGKILL');
+    await done;
+    await first.release();
+    const lock = await granted;
+    expect(next.notices.stats.notice).toBe(1);
+    expect(next.notices.stats.poll).toBe(0);
+    await lock.release();
+  });
+
+  it('a new acquisition of a process already queued waits for that process’ turn instead of racing the others', async () => {
+    const resource = uniqueResource('no-barging');
+    const holder = make();
+    const before = make();
+    const late = make({ cohort: false });
+    const first = await holder.acquire(resource, 60_000);
+    const order: string[] = [];
+    const track = (name: string, p: Promise<Lock>): Promise<Lock> =>
+      p.then((lock) => {
+        order.push(name);
+        return lock;
+      });
+    const a = track('late-1', late.acquire(resource, 60_000, { retry: NEVER_POLL }));
+    await parked(late, resource);
+    const b = track('before', before.acquire(resource, 60_000, { retry: NEVER_POLL }));
+    await parked(before, resource);
+    // Queued already: this one sends nothing and waits behind its own process' first waiter.
+    const commandsBefore = await lockCommands();
+    const c = track('late-2', late.acquire(resource, 60_000, { retry: NEVER_POLL }));
+    await until(() => late.notices.waitingFor(`${DEFAULT_PREFIX}lock:${resource}`) === 2, 'the second acquisition waits');
+    expect(await lockCommands()).toBe(commandsBefore);
+    await first.release();
+    await (await a).release();
+    await (await b).release();
+    await (await c).release();
+    // late's process had the first turn, "before" the second, then late's second acquisition.
+    expect(order).toEqual(['late-1', 'before', 'late-2']);
+  });
+});
