@@ -144,8 +144,9 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
           return lock;
         }),
       );
-      // Each later waiter re-checks once under the already armed subscription.
-      await parked(waiters, i + 1, i + 1);
+      // The first waiter re-checks once under the newly armed subscription; the later ones attempt
+      // nothing at all: their process is queued for the key already, so they wait for its turn.
+      await parked(waiters, i + 1, 1);
     }
     await first.release();
     for (const pending of locks) await (await pending).release();
@@ -169,7 +170,7 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
           return lock;
         }),
       );
-      await parked(waiters, i + 1, i + 1);
+      await parked(waiters, i + 1, 1);
     }
     await first.release();
     for (const pending of locks) await (await pending).release();

@@ -14,12 +14,31 @@ export function stoppedAtArbiter(round: RoundResult<unknown>): boolean {
 }
 
 /** FNV-1a over `text`, 32 bits: a stable, cheap hash (the same in every process). */
-function fnv1a(text: string, seed = 0x811c9dc5): number {
-  let h = seed;
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  return h >>> 0;
+}
+
+/** Each node's label hashed once (rendezvous scores combine it with the key's hash). */
+const labelHashes = new WeakMap<LockNode, number>();
+
+function labelHash(node: LockNode): number {
+  let h = labelHashes.get(node);
+  if (h === undefined) labelHashes.set(node, (h = fnv1a(node.label)));
+  return h;
+}
+
+/** MurmurHash3's 32-bit finalizer: every input bit affects every output bit. */
+function mix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0;
 }
 
@@ -28,7 +47,8 @@ function fnv1a(text: string, seed = 0x811c9dc5): number {
  * same node whatever order its nodes were configured in, and different keys spread over
  * the nodes. Nodes known to be down, or sitting on an unanswered command for half the
  * node timeout, are skipped (an arbiter must answer fast or it only adds latency).
- * Returns -1 when no node qualifies.
+ * Returns -1 when no node qualifies. The key is hashed once and each label once per process:
+ * this runs on every release of a plain lock (see scripts/wake-queue.ts).
  */
 export function arbiterOf(nodes: readonly LockNode[], key: string, timeoutMs: number, usable?: (node: LockNode) => boolean): number {
   const now = performance.now();
@@ -38,7 +58,7 @@ export function arbiterOf(nodes: readonly LockNode[], key: string, timeoutMs: nu
   for (let i = 0; i < nodes.length; i++) {
     const node = nodes[i]!;
     if (node.connection.isDown || now - node.unansweredSince() > timeoutMs / 2 || (usable && !usable(node))) continue;
-    const score = fnv1a(node.label, keyHash);
+    const score = mix(keyHash ^ labelHash(node));
     if (score > bestScore) {
       best = i;
       bestScore = score;

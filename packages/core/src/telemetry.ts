@@ -19,7 +19,7 @@ interface TracerLike {
   startSpan(name: string, options?: { attributes?: Record<string, string | number | boolean> }): SpanLike;
 }
 interface OtelApiLike {
-  trace: { getTracer(name: string): TracerLike };
+  trace: { getTracer(name: string): TracerLike; getTracerProvider?(): { getDelegateTracer?(name: string): TracerLike | undefined } };
 }
 
 /** `SpanStatusCode.ERROR` of the OpenTelemetry API (a stable protocol value). */
@@ -46,7 +46,14 @@ function otelTracer(): TracerLike | null {
       api = null;
     }
   }
-  return api ? api.trace.getTracer(TRACER_NAME) : null;
+  if (!api) return null;
+  // The API's proxy provider without a delegate: no SDK is registered (in this build's view), and
+  // every span would be a no-op. Asked for the delegate's tracer directly, nothing is allocated on
+  // the lock's path then (a ProxyTracer, a non-recording span and its attributes per operation
+  // were a measurable share of an uncontended acquire + release).
+  const provider = api.trace.getTracerProvider?.();
+  if (typeof provider?.getDelegateTracer === 'function') return provider.getDelegateTracer(TRACER_NAME) ?? null;
+  return api.trace.getTracer(TRACER_NAME);
 }
 
 /** A recording span named `name`, or undefined when nothing records. */
