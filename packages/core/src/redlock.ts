@@ -39,6 +39,7 @@ import { ReleaseNotifier } from './release-notifier.js';
 import { RestartRule } from './restart-rule.js';
 import { runWithLock } from './watchdog.js';
 import { RedlockEmitter, type RedlockEventName } from './events.js';
+import type { LockEngine } from './engine.js';
 import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 
 /**
@@ -54,7 +55,7 @@ import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './telemetr
  * await redlock.close();
  * ```
  */
-export class Redlock extends RedlockEmitter {
+export class Redlock extends RedlockEmitter implements LockEngine {
   /** Nodes needed for a majority: ⌊N/2⌋ + 1. */
   readonly quorum: number;
   /** The options in force, defaults merged. */
