@@ -75,6 +75,7 @@ export async function acquireWithLease(ctx: AcquireContext, req: AcquireRequest)
   });
   try {
     const keys: HeldKey[] = [];
+    let waited = false;
     for (const resource of req.resources) {
       const prefix = queuePrefix(ctx.keyPrefix, resource, req.mode === 'p');
       const spec = { prefix, key: queueKey(prefix, lease.id), mode: req.mode, slots: req.slots };
@@ -84,7 +85,13 @@ export async function acquireWithLease(ctx: AcquireContext, req: AcquireRequest)
       if (pos.holds) continue;
       noteHolder(t, pos, state, req.deadline);
       if (req.once) throw new Contended(await holderTtl(t, pos, req.deadline));
+      waited = true;
       await waitTurn(ctx, held, state, req, pos);
+    }
+    if (!waited) {
+      // Won without waiting: the lease was granted after `start`, so it lives at least its TTL from there.
+      ctx.keeper.remove(lease.id);
+      return { leaseId: lease.id, keys, validUntil: start + Math.min(req.ttlMs, lease.ttlSeconds * 1000) - ctx.drift(req.ttlMs) };
     }
     for (;;) {
       const sent = performance.now();
