@@ -5,7 +5,7 @@ export default {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   moduleNameMapper: {
-    '^@redlock-nest/(core|nestjs|redis-process)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@redlock-nest/(core|nestjs|etcd|redis-process)$': '<rootDir>/packages/$1/src/index.ts',
     '^@redlock-nest/nestjs/(health|testing)$': '<rootDir>/packages/nestjs/src/$1/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
     // The one CommonJS source file (its own `require` for optional peers, in both builds).

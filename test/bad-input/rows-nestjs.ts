@@ -33,7 +33,7 @@ async function withApp(ctx: BadInputContext, fn: (orders: Orders) => Promise<unk
 
 /** Compiles and initialises a module with these RedlockModule options (rows expect it to fail). */
 async function initWith(options: Record<string, unknown>): Promise<void> {
-  const moduleRef = await Test.createTestingModule({ imports: [RedlockModule.forRoot(options as never)] }).compile();
+  const moduleRef = await Test.createTestingModule({ imports: [RedlockModule.forRoot(options)] }).compile();
   try {
     await moduleRef.init();
   } finally {
@@ -107,4 +107,28 @@ export const nestjsRows: readonly BadInputRow[] = [
     run: () => initWith({ nodes: ['localhost:6379'] }),
     rejects: { error: RedlockArgumentError, fix: /redis:\/\// },
   },
+  {
+    layer: 'nestjs',
+    name: 'RedlockModule.forRoot with an engine that is not one',
+    run: () => initWith({ engine: { acquire: 1 } }),
+    rejects: { error: RedlockArgumentError, fix: /options\.engine must be a lock engine/ },
+  },
+  {
+    layer: 'nestjs',
+    name: 'RedlockModule.forRoot with both nodes and an engine',
+    run: (c) => initWith({ nodes: c.urls, engine: inertEngine() }),
+    rejects: { error: RedlockArgumentError, fix: /either nodes \(Redis\) or engine/ },
+  },
+  {
+    layer: 'nestjs',
+    name: 'RedlockModule.forRoot with an engine and Redlock options it would ignore',
+    run: () => initWith({ engine: inertEngine(), keyPrefix: 'x:', retry: false }),
+    rejects: { error: RedlockArgumentError, fix: /keyPrefix, retry .*engine's own options to its constructor/ },
+  },
 ];
+
+/** An object shaped like a lock engine that never locks (the rows above never reach it). */
+function inertEngine(): Record<string, unknown> {
+  const never = (): Promise<never> => Promise.reject(new Error('not used'));
+  return { acquire: never, tryAcquire: never, using: never, close: () => Promise.resolve(), on: () => () => undefined };
+}

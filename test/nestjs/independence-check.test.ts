@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { NodeIndependenceError, RedlockArgumentError } from '@redlock-nest/core';
+import { NodeIndependenceError, Redlock, RedlockArgumentError } from '@redlock-nest/core';
 import { RedlockModule, RedlockService, type RedlockModuleOptions } from '@redlock-nest/nestjs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,7 +51,7 @@ describe('RedlockModule independenceCheck', () => {
       .compile();
     try {
       await moduleRef.init();
-      expect(moduleRef.get(RedlockService).redlock.quorum).toBeGreaterThan(0);
+      expect((moduleRef.get(RedlockService).redlock as Redlock).quorum).toBeGreaterThan(0);
       return undefined;
     } catch (err) {
       return err;

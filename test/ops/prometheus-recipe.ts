@@ -1,8 +1,8 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { Redlock } from '@redlock-nest/core';
+import type { LockEngine } from '@redlock-nest/core';
 
-/** Prometheus metrics for one Redlock, fed by its events. Returns a function that stops them. */
-export function registerRedlockMetrics(redlock: Redlock, registry: Registry): () => void {
+/** Prometheus metrics for one lock engine (a Redlock, EtcdLocks), fed by its events. Returns a function that stops them. */
+export function registerRedlockMetrics(redlock: LockEngine, registry: Registry): () => void {
   const buckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
   const acquireSeconds = new Histogram({
     name: 'redlock_acquire_duration_seconds',

@@ -1,5 +1,6 @@
 export { Redlock } from './redlock.js';
 export { Lock, type LockJSON, type LockState, type ReleaseResult } from './lock.js';
+export { createLock, type EngineHealth, type EngineMemberHealth, type LockEngine, type LockInit, type LockOperations } from './engine.js';
 export { runWithLock } from './watchdog.js';
 export type { LockMode } from './read-write-lock.js';
 export { primitiveOf, type PrimitiveLabel } from './primitive-label.js';

@@ -18,9 +18,9 @@ export interface ReleaseResult {
 }
 
 /**
- * The operations a Lock delegates to its Redlock. An interface (not an import of
- * Redlock) keeps lock.ts and redlock.ts free of a circular import.
- * @internal
+ * The operations a Lock delegates to its engine (the Redlock, or another engine through
+ * `createLock`). An interface (not an import of Redlock) keeps lock.ts and redlock.ts free of
+ * a circular import.
  */
 export interface LockOperations {
   extend(lock: Lock, ttlMs: number): Promise<void>;
@@ -31,7 +31,7 @@ export interface LockOperations {
   lost?(lock: Lock, error: LockLostError): void;
 }
 
-/** @internal */
+/** What a Lock is made of (see `createLock`, for engines outside the core). */
 export interface LockInit {
   readonly resources: readonly string[];
   readonly keys: readonly string[];
@@ -256,14 +256,14 @@ export class Lock {
     return this.expiresAtMono;
   }
 
-  /** @internal new validity after a successful extension */
+  /** For engines: new validity after a successful extension (monotonic ms, `performance.now()` clock). */
   setExpiry(expiresAtMono: number): void {
     if (this.releasing || this.lostError) return;
     this.expiresAtMono = expiresAtMono;
     this.armExpiry();
   }
 
-  /** @internal marks the lock as lost: aborts `signal` and stops timers. Returns the reason. */
+  /** For engines: marks the lock as lost, aborts `signal` and stops timers. Returns the reason. */
   lose(reason: LockLostReason, nodes?: readonly NodeOutcome[]): LockLostError {
     if (this.lostError) return this.lostError;
     const error = new LockLostError({ resources: this.resources, reason, ...(nodes ? { nodes } : {}) });

@@ -50,6 +50,7 @@ import { primitiveOf } from './primitive-label.js';
 import { RestartRule } from './restart-rule.js';
 import { runWithLock } from './watchdog.js';
 import { RedlockEmitter, type RedlockEventName } from './events.js';
+import type { LockEngine } from './engine.js';
 import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './telemetry.js';
 
 /**
@@ -65,7 +66,7 @@ import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './telemetr
  * await redlock.close();
  * ```
  */
-export class Redlock extends RedlockEmitter {
+export class Redlock extends RedlockEmitter implements LockEngine {
   /** Nodes needed for a majority: ⌊N/2⌋ + 1. */
   readonly quorum: number;
   /** The options in force, defaults merged. */

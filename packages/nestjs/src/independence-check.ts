@@ -1,4 +1,4 @@
-import { NodeIndependenceError, RedlockArgumentError, type NodeReport, type Redlock } from '@redlock-nest/core';
+import { NodeIndependenceError, RedlockArgumentError, type NodeReport } from '@redlock-nest/core';
 import type { IndependenceCheckMode } from './redlock-options.js';
 
 /** The first word of an error text: the Redis error code of a reply (`NOPERM`, `WRONGPASS`…). */
@@ -19,14 +19,14 @@ function codeOf(error: string | undefined): string | undefined {
  * A node that is down is logged, never fatal: that is availability, not configuration.
  */
 export async function checkIndependenceAtStartup(
-  redlock: Redlock,
+  checkIndependence: () => Promise<NodeReport[]>,
   mode: IndependenceCheckMode,
   logger: { warn(message: string): void },
 ): Promise<void> {
   if (mode === 'off') return;
   let reports: NodeReport[];
   try {
-    reports = await redlock.checkIndependence();
+    reports = await checkIndependence();
   } catch (err) {
     if (mode === 'fail' || !(err instanceof NodeIndependenceError) || err.sameServer) throw err;
     logger.warn(err.message);

@@ -1,11 +1,8 @@
-import { LockNotAcquiredError, primitiveOf, type AcquireOptions, type Lock, type Redlock, type UsingOptions } from '@redlock-nest/core';
+import { LockNotAcquiredError, primitiveOf, type AcquireOptions, type Lock, type LockEngine, type UsingOptions } from '@redlock-nest/core';
 import { toUsingOptions, type LockCallOptions } from './lock-call-options.js';
 import { fenceHeldWithoutFencing, heldResources, runInLockContext } from './lock-context.js';
 import { covers, upgradeRefused, wantedPrimitive } from './lock-primitive.js';
 import type { ResolvedRedlockModuleOptions } from './redlock-options.js';
-
-/** What a lock service needs of its engine: the core `Redlock`, or the testing module's in-memory table. */
-export type LockEngine = Pick<Redlock, 'acquire' | 'tryAcquire' | 'using'>;
 
 /**
  * The behaviour `@WithLock`, `@LockRoute` and users see of a lock service, written once for
@@ -13,7 +10,7 @@ export type LockEngine = Pick<Redlock, 'acquire' | 'tryAcquire' | 'using'>;
  * the lock context (`currentLock()`, reentrancy) and `onLocked` handling.
  */
 export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
-  /** The engine that locks: the core Redlock (or the testing module's in-memory one). */
+  /** The engine that locks: the core Redlock, another `LockEngine` (etcd), or the testing module's in-memory one. */
   abstract readonly redlock: E;
   /** The module options in force, defaults merged. */
   abstract readonly options: ResolvedRedlockModuleOptions;

@@ -1,15 +1,15 @@
 import type { Logger } from '@nestjs/common';
-import { NodeCheckError, type Redlock } from '@redlock-nest/core';
+import { NodeCheckError, type NodeCheckReport } from '@redlock-nest/core';
 import type { NodeCheckMode } from './redlock-options.js';
 
 /**
  * The module's startup node check (module option `nodeCheck`): logs every warn and error
- * finding of `redlock.checkNodes()` with its fix, and with `'fail'` rejects on an error.
+ * finding of the engine's `checkNodes()` with its fix, and with `'fail'` rejects on an error.
  * Findings carry node labels only, never credentials.
  */
-export async function runStartupNodeCheck(redlock: Redlock, mode: NodeCheckMode, logger: Logger): Promise<void> {
+export async function runStartupNodeCheck(checkNodes: () => Promise<NodeCheckReport>, mode: NodeCheckMode, logger: Logger): Promise<void> {
   if (mode === 'off') return;
-  const report = await redlock.checkNodes();
+  const report = await checkNodes();
   for (const f of report.findings) {
     if (f.level === 'ok') continue;
     const line = `Node check: ${f.node} ${f.check}: ${f.message}${f.fix ? ` (fix: ${f.fix})` : ''}`;

@@ -1,4 +1,11 @@
-import { checkRedlockOptions, checkTtl, RedlockArgumentError, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
+import {
+  checkRedlockOptions,
+  checkTtl,
+  RedlockArgumentError,
+  type LockEngine,
+  type RedisNodeInput,
+  type RedlockOptions,
+} from '@redlock-nest/core';
 
 /** HTTP status sent when a route's lock is held by someone else. */
 export type LockedStatus = 409 | 423;
@@ -24,8 +31,10 @@ export type NodeCheckMode = 'off' | 'warn' | 'fail';
 
 /**
  * Options of `RedlockModule.forRoot()` / the factory of `forRootAsync()`.
- * Everything of the core's `RedlockOptions` (key prefix, drift, node timeout, retry, maxHoldMs…)
- * plus the module-level defaults below. Core defaults stay in the core's `DEFAULT_REDLOCK_OPTIONS`.
+ * Either `nodes` (Redis) with everything of the core's `RedlockOptions` (key prefix, drift, node
+ * timeout, retry, maxHoldMs…), or a ready lock `engine` (any `LockEngine`, e.g. `EtcdLocks` of
+ * `@redlock-nest/etcd`, configured through its own constructor); plus the module-level defaults
+ * below. Core defaults stay in the core's `DEFAULT_REDLOCK_OPTIONS`.
  *
  * @example
  * ```ts
@@ -35,14 +44,24 @@ export type NodeCheckMode = 'off' | 'warn' | 'fail';
  *   lockedStatus: 423,
  *   independenceCheck: 'fail',
  * });
+ * // or on etcd:
+ * RedlockModule.forRoot({ engine: new EtcdLocks({ hosts: ['http://etcd-a:2379', 'http://etcd-b:2379', 'http://etcd-c:2379'] }) });
  * ```
  */
 export interface RedlockModuleOptions extends RedlockOptions {
   /**
    * The independent Redis nodes: `redis://` URLs, ioredis options or ioredis instances.
    * Connections the module creates are closed on shutdown; instances you pass in are left open.
+   * Required unless `engine` is given.
    */
-  readonly nodes: ReadonlyArray<RedisNodeInput>;
+  readonly nodes?: ReadonlyArray<RedisNodeInput>;
+  /**
+   * A lock engine to use instead of a Redlock over `nodes` (for example `new EtcdLocks({ hosts })`
+   * of `@redlock-nest/etcd`). Its options are its constructor's: the core Redlock options are then
+   * refused here. The module closes it on application shutdown (releasing the locks it still holds).
+   * The startup checks (`independenceCheck`, `nodeCheck`) run when the engine has them.
+   */
+  readonly engine?: LockEngine;
   /** Default lock TTL in ms for `@WithLock` and `@LockRoute` (auto-extended while the call runs). */
   readonly ttl?: number;
   /** Status of a contended `@LockRoute`: 409 Conflict (default) or 423 Locked. */
@@ -67,7 +86,10 @@ export interface RedlockModuleOptions extends RedlockOptions {
 
 /** Module options after defaults were merged: the only shape the rest of the package reads. */
 export interface ResolvedRedlockModuleOptions {
+  /** The Redis nodes; empty when an `engine` was given. */
   readonly nodes: ReadonlyArray<RedisNodeInput>;
+  /** The engine given in the options, when one was (then no Redlock is created). */
+  readonly engine?: LockEngine;
   /** What is handed to `new Redlock(nodes, core)`; core defaults are applied there. */
   readonly core: RedlockOptions;
   readonly ttl: number;
@@ -107,9 +129,12 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
   if (!options || typeof options !== 'object') {
     throw new RedlockArgumentError('RedlockModule.forRoot() needs options: RedlockModule.forRoot({ nodes: ["redis://host:6379"] }).');
   }
-  const { nodes, ttl, lockedStatus, independenceCheck, http, nodeCheck, ...core } = options;
-  if (!Array.isArray(nodes) || nodes.length === 0) {
-    throw new RedlockArgumentError('RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }.');
+  const { nodes, engine, ttl, lockedStatus, independenceCheck, http, nodeCheck, ...core } = options;
+  if (engine !== undefined) checkEngineOptions(engine, nodes, core);
+  else if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw new RedlockArgumentError(
+      'RedlockModule options.nodes must list at least one Redis node, e.g. { nodes: ["redis://host:6379"] }, or give a lock engine: { engine: new EtcdLocks({ hosts }) }.',
+    );
   }
   const d = DEFAULT_REDLOCK_MODULE_OPTIONS;
   // The core's options by the core's rules, named as the module spells them (Redlock checks them again).
@@ -134,7 +159,8 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
     throw new RedlockArgumentError(`RedlockModule options.nodeCheck must be 'off', 'warn' or 'fail', got ${String(nodeCheck)}.`);
   }
   return {
-    nodes,
+    nodes: nodes ?? [],
+    ...(engine === undefined ? {} : { engine }),
     core,
     ttl: ttl ?? d.ttl,
     lockedStatus: lockedStatus ?? d.lockedStatus,
@@ -142,4 +168,29 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
     http: { global: http?.global ?? d.http.global },
     nodeCheck: nodeCheck ?? d.nodeCheck,
   };
+}
+
+/** An `engine` comes alone: Redis nodes or core Redlock options beside it would be silently ignored. */
+function checkEngineOptions(engine: unknown, nodes: unknown, core: object): void {
+  const e = engine as Partial<LockEngine> | null;
+  if (
+    e === null ||
+    typeof e !== 'object' ||
+    typeof e.acquire !== 'function' ||
+    typeof e.using !== 'function' ||
+    typeof e.close !== 'function'
+  ) {
+    throw new RedlockArgumentError(
+      `RedlockModule options.engine must be a lock engine (an object with acquire, tryAcquire, using and close, like new EtcdLocks({ hosts })), got ${e === null ? 'null' : typeof e}.`,
+    );
+  }
+  if (nodes !== undefined) {
+    throw new RedlockArgumentError('RedlockModule options: give either nodes (Redis) or engine, not both.');
+  }
+  const ignored = Object.keys(core).filter((k) => (core as Record<string, unknown>)[k] !== undefined);
+  if (ignored.length > 0) {
+    throw new RedlockArgumentError(
+      `RedlockModule options ${ignored.join(', ')} configure the Redis Redlock and do nothing with an engine: pass the engine's own options to its constructor instead.`,
+    );
+  }
 }

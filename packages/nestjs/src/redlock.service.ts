@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { Redlock } from '@redlock-nest/core';
+import { Redlock, type LockEngine } from '@redlock-nest/core';
 import { checkIndependenceAtStartup } from './independence-check.js';
 import { LockServiceBase } from './lock-service.base.js';
 import { logLostLocks } from './lost-lock.logger.js';
@@ -8,7 +8,8 @@ import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition.js';
 import { resolveModuleOptions, type RedlockModuleOptions, type ResolvedRedlockModuleOptions } from './redlock-options.js';
 
 /**
- * The module's Redlock, injectable. `acquire`, `tryAcquire` and `using` are the core's, with the
+ * The module's lock engine (a Redlock over its `nodes`, or the `engine` it was given), injectable.
+ * `acquire`, `tryAcquire` and `using` are the engine's, with the
  * module's default TTL; `using` also runs its routine in the lock context, so `currentLock()`
  * works inside and a `@WithLock` on the same key is reentrant.
  *
@@ -24,9 +25,9 @@ import { resolveModuleOptions, type RedlockModuleOptions, type ResolvedRedlockMo
  * ```
  */
 @Injectable()
-export class RedlockService extends LockServiceBase<Redlock> implements OnModuleInit, OnApplicationShutdown {
-  /** The underlying core Redlock (closed on application shutdown). */
-  override readonly redlock: Redlock;
+export class RedlockService extends LockServiceBase<LockEngine> implements OnModuleInit, OnApplicationShutdown {
+  /** The lock engine: the core Redlock over `nodes`, or the module's `engine` (closed on application shutdown). */
+  override readonly redlock: LockEngine;
   /** The module options in force, defaults merged. */
   override readonly options: ResolvedRedlockModuleOptions;
   private readonly logger = new Logger('Redlock');
@@ -34,17 +35,25 @@ export class RedlockService extends LockServiceBase<Redlock> implements OnModule
   constructor(@Inject(REDLOCK_MODULE_OPTIONS) options: RedlockModuleOptions) {
     super();
     this.options = resolveModuleOptions(options);
-    this.redlock = new Redlock(this.options.nodes, {
-      onWarning: (message) => this.logger.warn(message),
-      ...this.options.core,
-    });
+    this.redlock =
+      this.options.engine ??
+      new Redlock(this.options.nodes, {
+        onWarning: (message) => this.logger.warn(message),
+        ...this.options.core,
+      });
     logLostLocks(this.redlock, this.logger);
   }
 
-  /** Startup check that the nodes are independent masters (module option `independenceCheck`, default `'fail'`). */
+  /**
+   * Startup checks of the engine's servers, when the engine has them: `nodeCheck`, and that the
+   * nodes are independent masters (`independenceCheck`, default `'fail'`).
+   */
   async onModuleInit(): Promise<void> {
-    await runStartupNodeCheck(this.redlock, this.options.nodeCheck, this.logger);
-    await checkIndependenceAtStartup(this.redlock, this.options.independenceCheck, this.logger);
+    const engine = this.redlock;
+    if (engine.checkNodes) await runStartupNodeCheck(() => engine.checkNodes!(), this.options.nodeCheck, this.logger);
+    if (engine.checkIndependence) {
+      await checkIndependenceAtStartup(() => engine.checkIndependence!(), this.options.independenceCheck, this.logger);
+    }
   }
 
   /**

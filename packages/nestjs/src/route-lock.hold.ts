@@ -1,6 +1,5 @@
-import { LockLostError, LockNotAcquiredError, type Lock, type UsingOptions } from '@redlock-nest/core';
+import { LockLostError, LockNotAcquiredError, type Lock, type LockEngine, type UsingOptions } from '@redlock-nest/core';
 import { onResponseDone } from './http-response.js';
-import type { LockEngine } from './lock-service.base.js';
 
 /**
  * Where a route's hold is in its life. Only {@link RouteLockHold} moves it:

@@ -4,3 +4,5 @@ export { findRedisServer, RedisServerMissingError } from './redis-binary.js';
 export { freePort, portIsFree } from './free-port.js';
 export { RedisClusterMode, type RedisClusterModeOptions } from './redis-cluster-mode.js';
 export { RedisSentinelSet, type RedisSentinelSetOptions } from './redis-sentinel-set.js';
+export { EtcdCluster, type EtcdClusterOptions } from './etcd-cluster.js';
+export { EtcdMember, findEtcd, type EtcdMemberSpec } from './etcd-member.js';

@@ -1,5 +1,5 @@
 /**
- * A registry of the redis-server PIDs this package spawned, so servers left behind
+ * A registry of the redis-server and etcd PIDs this package spawned, so servers left behind
  * by a process that was SIGKILLed (no chance to clean up) are killed on the next start.
  * Only processes that still carry our marker in their environment are touched, so a
  * recycled PID of someone else's process is never signalled.
@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Environment marker given to every redis-server we spawn. */
+/** Environment marker given to every redis-server and etcd we spawn. */
 export const MARKER = 'REDLOCK_NEST_REDIS_PROCESS';
 
 const registry = join(tmpdir(), 'redlock-nest-redis-process.pids');
@@ -24,7 +24,7 @@ export function rememberPid(pid: number): void {
 function isOurs(pid: number): boolean {
   try {
     return (
-      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('redis-server') &&
+      /redis-server|etcd/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')) &&
       readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`${MARKER}=1`)
     );
   } catch {

@@ -1,17 +1,10 @@
-import type { Redlock } from '@redlock-nest/core';
+import type { EngineMemberHealth, Redlock } from '@redlock-nest/core';
 
-/** One lock node as the health indicator saw it. Carries the node's label only, never credentials. */
-export interface NodeHealth {
-  /** `host:port` of the node. */
-  readonly node: string;
-  readonly status: 'up' | 'down';
-  /** Round-trip time of the probe (`INFO replication`), when the node answered. */
-  readonly latencyMs?: number;
-  /** `master`, or `slave` (Redis' word for a replica, which cannot hold locks). */
-  readonly role?: string;
-  /** Why the node is down. */
-  readonly error?: string;
-}
+/**
+ * One lock server as the health indicator saw it (a Redis node, or an engine's member such as an
+ * etcd member, which also reports `raftIndex` and `version`). Carries the label only, never credentials.
+ */
+export type NodeHealth = EngineMemberHealth;
 
 type LockNodeLike = Redlock['nodes'][number];
 

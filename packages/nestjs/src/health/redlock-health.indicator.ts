@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type { NodeFinding } from '@redlock-nest/core';
+import { Redlock, RedlockArgumentError, type LockEngine, type NodeFinding } from '@redlock-nest/core';
 import { RedlockService } from '../redlock.service.js';
 import { canLock, probeNode, type NodeHealth } from './node-probe.js';
 
@@ -24,6 +24,8 @@ export const DEFAULT_REDLOCK_HEALTH_TIMEOUT_MS = 1_000;
 export interface RedlockHealthDetails {
   /** Nodes needed for a lock. */
   readonly quorum: number;
+  /** The leader the members agree on (engines on a consensus store, such as etcd). */
+  readonly leader?: string;
   /** Nodes that answered and can hold locks (masters). */
   readonly reachable: number;
   readonly nodes: readonly NodeHealth[];
@@ -91,12 +93,26 @@ export class RedlockHealthIndicator {
    */
   async inspect(options: RedlockHealthOptions = {}): Promise<RedlockHealthDetails> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_REDLOCK_HEALTH_TIMEOUT_MS;
-    const redlock = this.locks.redlock;
-    const [nodes, report] = await Promise.all([
-      Promise.all(redlock.nodes.map((node) => probeNode(node, timeoutMs))),
-      options.checks ? redlock.checkNodes() : undefined,
+    const engine = this.locks.redlock;
+    const [details, report] = await Promise.all([
+      probeEngine(engine, timeoutMs),
+      options.checks && engine.checkNodes ? engine.checkNodes() : undefined,
     ]);
-    const details = { quorum: redlock.quorum, reachable: nodes.filter(canLock).length, nodes };
     return report ? { ...details, findings: report.findings.filter((f) => f.level !== 'ok') } : details;
   }
+}
+
+/** The engine's own probe when it has one (etcd: members, leader, raft index); a Redlock's nodes by `INFO replication`. */
+async function probeEngine(engine: LockEngine, timeoutMs: number): Promise<RedlockHealthDetails> {
+  if (engine.probeHealth) {
+    const health = await engine.probeHealth(timeoutMs);
+    return { ...health, nodes: [...health.nodes] };
+  }
+  if (!(engine instanceof Redlock)) {
+    throw new RedlockArgumentError(
+      `RedlockHealthIndicator cannot probe this lock engine (${engine.constructor.name}): it has no probeHealth(timeoutMs) method.`,
+    );
+  }
+  const nodes = await Promise.all(engine.nodes.map((node) => probeNode(node, timeoutMs)));
+  return { quorum: engine.quorum, reachable: nodes.filter(canLock).length, nodes };
 }

@@ -1,0 +1,156 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { MARKER, rememberPid } from './leftovers.js';
+
+const live = new Set<EtcdMember>();
+
+// However this process exits, no etcd it started outlives it.
+process.on('exit', () => {
+  for (const member of live) member.killNow();
+});
+
+/** The `etcd` binary (Debian's etcd-server package), or an error naming the install line. */
+export function findEtcd(): string {
+  const found = spawnSync('sh', ['-c', 'command -v etcd'], { encoding: 'utf8' }).stdout.trim();
+  if (!found) throw new Error('etcd is not installed: apt-get install -y etcd-server etcd-client (etcd 3.4).');
+  return found;
+}
+
+/** What a member is started with: its ports, folder and the cluster it joins. */
+export interface EtcdMemberSpec {
+  readonly name: string;
+  readonly clientPort: number;
+  readonly peerPort: number;
+  readonly dir: string;
+  /** `name=http://127.0.0.1:peerPort,...` of every member. */
+  readonly initialCluster: string;
+  /** Raft heartbeat and election timeout (ms). */
+  readonly heartbeatMs: number;
+  readonly electionMs: number;
+}
+
+/**
+ * One etcd member process on loopback ports, killed by PID. Fault injection: kill (SIGKILL),
+ * pause (SIGSTOP), resume (SIGCONT), restart (same data folder and ports: it rejoins).
+ */
+export class EtcdMember {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private isPaused = false;
+
+  constructor(
+    readonly spec: EtcdMemberSpec,
+    private readonly bin: string,
+  ) {}
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  /** The member's client URL. */
+  get url(): string {
+    return `http://127.0.0.1:${this.spec.clientPort}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get state(): 'running' | 'paused' | 'killed' {
+    if (!this.child) return 'killed';
+    return this.isPaused ? 'paused' : 'running';
+  }
+
+  /**
+   * Spawns the member; resolves once it logs that it serves clients (which it does only after
+   * the cluster has a leader, so start a majority together).
+   */
+  start(state: 'new' | 'existing' = 'new'): Promise<void> {
+    const s = this.spec;
+    const args = [
+      `--name=${s.name}`,
+      `--data-dir=${s.dir}`,
+      `--listen-client-urls=${this.url}`,
+      `--advertise-client-urls=${this.url}`,
+      `--listen-peer-urls=http://127.0.0.1:${s.peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${s.peerPort}`,
+      `--initial-cluster=${s.initialCluster}`,
+      `--initial-cluster-state=${state}`,
+      '--initial-cluster-token=redlock-nest-test',
+      `--heartbeat-interval=${s.heartbeatMs}`,
+      `--election-timeout=${s.electionMs}`,
+      '--logger=zap',
+      '--log-outputs=stderr',
+    ];
+    const child = spawn(this.bin, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, [MARKER]: '1' } });
+    this.child = child;
+    this.isPaused = false;
+    live.add(this);
+    if (child.pid) rememberPid(child.pid);
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    return new Promise((resolve, reject) => {
+      let log = '';
+      const onData = (chunk: Buffer): void => {
+        log = (log + chunk.toString()).slice(-4000);
+        if (/ready to serve client requests|serving client traffic/.test(log)) {
+          child.stderr.off('data', onData);
+          child.stderr.resume();
+          resolve();
+        }
+      };
+      child.stderr.on('data', onData);
+      child.once('error', reject);
+      child.once('exit', (code, signal) => {
+        if (this.child === child) {
+          this.child = undefined;
+          live.delete(this);
+        }
+        reject(new Error(`etcd ${s.name} exited (${signal ?? `code ${code}`}): ${log.slice(-600)}`));
+      });
+    });
+  }
+
+  /** SIGKILL (a crash) and wait until the process is gone. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    if (this.isPaused) this.resume();
+    child.kill('SIGKILL');
+    await this.exited;
+    this.child = undefined;
+    live.delete(this);
+  }
+
+  /** SIGSTOP: sockets stay open, nothing answers (a stalled member). */
+  pause(): void {
+    if (!this.child || this.isPaused) return;
+    this.child.kill('SIGSTOP');
+    this.isPaused = true;
+  }
+
+  resume(): void {
+    if (!this.child || !this.isPaused) return;
+    this.child.kill('SIGCONT');
+    this.isPaused = false;
+  }
+
+  /**
+   * Kill and start again with the same data and ports. Resolves once it serves clients, which
+   * needs a leader: with a majority down, restart them together.
+   */
+  async restart(): Promise<void> {
+    await this.kill();
+    await this.start('existing');
+  }
+
+  /** @internal synchronous kill, for the exit handler */
+  killNow(): void {
+    try {
+      if (this.isPaused) this.child?.kill('SIGCONT');
+      this.child?.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+    rmSync(this.spec.dir, { recursive: true, force: true });
+  }
+}
