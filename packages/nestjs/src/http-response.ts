@@ -2,7 +2,10 @@ import type { ServerResponse } from 'node:http';
 
 /** The Node response under an Express response (itself) or a Fastify reply (`reply.raw`). */
 export function rawResponse(response: unknown): ServerResponse | undefined {
-  const raw = (response as { raw?: unknown } | undefined)?.raw ?? response;
+  // An Express response is the Node response: asked first, as reading a `raw` it lacks walks its
+  // whole prototype chain, and this runs several times on every locked request.
+  if (typeof (response as ServerResponse | undefined)?.once === 'function') return response as ServerResponse;
+  const raw = (response as { raw?: unknown } | undefined)?.raw;
   return raw && typeof (raw as ServerResponse).once === 'function' ? (raw as ServerResponse) : undefined;
 }
 
