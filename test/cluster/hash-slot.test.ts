@@ -36,6 +36,8 @@ describe('hash slots and tags', () => {
       lock: 'redlock:lock:r:1',
       readers: 'redlock:rw-readers:r:1',
       writers: 'redlock:rw-writers:r:1',
+      queued: 'redlock:rw-queued:r:1',
+      batch: 'redlock:rw-batch:r:1',
     });
     expect(semaphoreKeys(plain, 'r:1', 2)).toEqual(['redlock:semaphore:r:1:0', 'redlock:semaphore:r:1:1']);
     expect(fair.map((kind) => plain.key(kind, 'r:1'))).toEqual([
@@ -49,8 +51,7 @@ describe('hash slots and tags', () => {
       const keys = [
         tagged.lock(r),
         tagged.fence(r),
-        readWriteKeys(tagged, r).readers,
-        readWriteKeys(tagged, r).writers,
+        ...Object.values(readWriteKeys(tagged, r)).slice(1),
         ...semaphoreKeys(tagged, r, 4),
         ...fair.map((kind) => tagged.key(kind, r)),
       ];

@@ -74,13 +74,23 @@ export function checkTaggablePrefix(keyPrefix: string): void {
 }
 
 /**
- * The kinds of keys a resource has: its lock key and fencing counter, the readers and
- * waiting writers of its read-write lock, its semaphore's slots (`semaphore:<resource>:<i>`),
+ * The kinds of keys a resource has: its lock key and fencing counter, the readers, waiting
+ * writers and waiting readers (queued behind a writer, or in the batch after it) of its read-write lock, its semaphore's slots (`semaphore:<resource>:<i>`),
  * its fair queue, ticket counter and waiters' liveness, and the processes queued for its
  * release on its arbiter (`waiters`, see scripts/wake-queue.ts).
  */
 export type KeyKind =
-  'lock' | 'fence' | 'rw-readers' | 'rw-writers' | 'semaphore' | 'fair-queue' | 'fair-ticket' | 'fair-alive' | 'waiters';
+  | 'lock'
+  | 'fence'
+  | 'rw-readers'
+  | 'rw-writers'
+  | 'rw-queued'
+  | 'rw-batch'
+  | 'semaphore'
+  | 'fair-queue'
+  | 'fair-ticket'
+  | 'fair-alive'
+  | 'waiters';
 
 /** A resource's key of `kind` on a Redlock with cluster nodes. */
 export function taggedKey(keyPrefix: string, kind: KeyKind, resource: string): string {

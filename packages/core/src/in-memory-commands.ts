@@ -15,6 +15,7 @@ import { FENCE_HELD_SCRIPT } from './scripts/fence-held.js';
 import { FENCE_RAISE_SCRIPT } from './scripts/fence-raise.js';
 import { RELEASE_SCRIPT } from './scripts/release.js';
 import { primitiveScripts } from './in-memory-primitives.js';
+import { readWriteScripts } from './in-memory-read-write.js';
 import { SortedSet } from './in-memory-sorted-set.js';
 import { wakeQueueScripts } from './in-memory-wake-queue.js';
 
@@ -304,7 +305,10 @@ const fencedStoreScripts: ReadonlyArray<readonly [LuaScript, ScriptImpl]> = [
 
 /** The engine's scripts, by SHA1. */
 const SCRIPTS: ReadonlyMap<string, ScriptImpl> = new Map(
-  [...implementations, ...fencedStoreScripts, ...primitiveScripts, ...wakeQueueScripts].map(([script, impl]) => [script.sha, impl]),
+  [...implementations, ...fencedStoreScripts, ...primitiveScripts, ...readWriteScripts, ...wakeQueueScripts].map(([script, impl]) => [
+    script.sha,
+    impl,
+  ]),
 );
 
 /** The SHA1 Redis names a script by. */

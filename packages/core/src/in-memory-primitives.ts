@@ -1,5 +1,5 @@
 /**
- * The Lua scripts of read-write locks, semaphores and fair locks, implemented in JavaScript for
+ * The Lua scripts of semaphores and fair locks (read-write locks: in-memory-read-write.ts), implemented in JavaScript for
  * the in-memory node (registered beside the mutex scripts in in-memory-commands.ts). Each one
  * follows its script line by line: the same reads, writes and replies, with Lua's conversions
  * (a Lua number returns as an integer reply, truncated; `nil` as null). The node's time (`TIME`
@@ -10,15 +10,6 @@ import type { LuaScript } from './lock-node.js';
 import type { SortedSet } from './in-memory-sorted-set.js';
 import { FAIR_ACQUIRE_SCRIPT, FAIR_ALIVE_SCRIPT } from './scripts/fair-acquire.js';
 import { FAIR_LEAVE_SCRIPT, FAIR_RELEASE_SCRIPT } from './scripts/fair-release.js';
-import {
-  READ_ACQUIRE_SCRIPT,
-  READ_EXTEND_SCRIPT,
-  READ_RELEASE_SCRIPT,
-  READERS_MARKER,
-  WRITE_ABANDON_SCRIPT,
-  WRITE_ACQUIRE_SCRIPT,
-  WRITE_YIELD_SCRIPT,
-} from './scripts/read-write.js';
 import { SEMAPHORE_ACQUIRE_SCRIPT } from './scripts/semaphore.js';
 
 /** What these scripts use of the in-memory keyspace (MemoryKeyspace; an interface keeps this file free of a cycle). */
@@ -42,15 +33,16 @@ export interface PrimitiveContext {
   publish(channel: string, message: string): number;
 }
 
-type PrimitiveScript = (ctx: PrimitiveContext, keys: readonly string[], args: readonly string[]) => unknown;
+/** A script's JavaScript implementation. */
+export type PrimitiveScript = (ctx: PrimitiveContext, keys: readonly string[], args: readonly string[]) => unknown;
 
 /** The scripts' `now`: whole ms of the clock key expiries are measured by (Redis: TIME in ms). */
-function nodeNow(): number {
+export function nodeNow(): number {
   return Math.floor(performance.now());
 }
 
 /** A Lua number returned from a script: Redis truncates it to an integer reply. */
-function integer(n: number): number {
+export function integer(n: number): number {
   return Math.trunc(n);
 }
 
@@ -64,83 +56,6 @@ function processOf(waiter: string): string {
   const colon = waiter.indexOf(':');
   return colon < 0 ? waiter : waiter.slice(0, colon);
 }
-
-/** KEYS: lock, readers ZSET, waiting-writers ZSET, [fence]; ARGV: token, ttl, fence flag, waiting lease. */
-const writeAcquire: PrimitiveScript = (ctx, [lock, readers, writers, fence], [token, ttl, fencing, leaseArg]) => {
-  const now = nodeNow();
-  const holder = ctx.keys.get(lock!);
-  let blocked = -1;
-  if (holder !== undefined && holder !== token && holder !== READERS_MARKER) {
-    blocked = ctx.keys.pttl(lock!);
-  } else if (holder !== token) {
-    ctx.keys.zremrangebyscore(readers!, now);
-    const last = ctx.keys.zset(readers!)?.at(-1);
-    if (last) blocked = last.score - now;
-  }
-  if (blocked !== -1) {
-    const lease = Number(leaseArg);
-    if (lease > 0) {
-      ctx.keys.zadd(writers!, now + lease, token!);
-      if (ctx.keys.pttl(writers!) < lease) ctx.keys.pexpire(writers!, lease);
-    }
-    return [0, integer(blocked)];
-  }
-  ctx.keys.set(lock!, token!, Number(ttl));
-  ctx.keys.zrem(writers!, token!);
-  if (fencing === '1') {
-    ctx.keys.incr(fence!);
-    return [1, ctx.keys.get(fence!) ?? null];
-  }
-  return [1];
-};
-
-/** KEYS: lock, readers ZSET, waiting-writers ZSET, [fence]; ARGV: token, ttl, fence flag. */
-const readAcquire: PrimitiveScript = (ctx, [lock, readers, writers, fence], [token, ttlArg, fencing]) => {
-  const now = nodeNow();
-  const holder = ctx.keys.get(lock!);
-  if (holder !== undefined && holder !== READERS_MARKER) return [0, ctx.keys.pttl(lock!)];
-  ctx.keys.zremrangebyscore(writers!, now);
-  if (zcard(ctx, writers!) > 0 && ctx.keys.zset(readers!)?.score(token!) === undefined) return [0, -1];
-  const ttl = Number(ttlArg);
-  ctx.keys.zremrangebyscore(readers!, now);
-  ctx.keys.zadd(readers!, now + ttl, token!);
-  if (ctx.keys.pttl(lock!) < ttl) ctx.keys.set(lock!, READERS_MARKER, ttl);
-  if (ctx.keys.pttl(readers!) < ttl) ctx.keys.pexpire(readers!, ttl);
-  if (fencing === '1') return [1, ctx.keys.get(fence!) ?? '0'];
-  return [1];
-};
-
-/** KEYS: lock, readers ZSET; ARGV: token, ttl. */
-const readExtend: PrimitiveScript = (ctx, [lock, readers], [token, ttlArg]) => {
-  const now = nodeNow();
-  const score = ctx.keys.zset(readers!)?.score(token!);
-  if (score === undefined || score <= now || ctx.keys.get(lock!) !== READERS_MARKER) return 0;
-  const ttl = Number(ttlArg);
-  ctx.keys.zadd(readers!, now + ttl, token!);
-  if (ctx.keys.pttl(lock!) < ttl) ctx.keys.pexpire(lock!, ttl);
-  if (ctx.keys.pttl(readers!) < ttl) ctx.keys.pexpire(readers!, ttl);
-  return 1;
-};
-
-/** KEYS: lock, readers ZSET; ARGV: token. The last reader out frees the key and publishes on it. */
-const readRelease: PrimitiveScript = (ctx, [lock, readers], [token]) => {
-  const now = nodeNow();
-  const score = ctx.keys.zset(readers!)?.score(token!);
-  if (score === undefined) return 0;
-  ctx.keys.zrem(readers!, token!);
-  ctx.keys.zremrangebyscore(readers!, now);
-  const marked = ctx.keys.get(lock!) === READERS_MARKER;
-  const last = ctx.keys.zset(readers!)?.at(-1);
-  if (last) {
-    const left = Math.max(1, last.score - now);
-    if (marked) ctx.keys.pexpire(lock!, left);
-    ctx.keys.pexpire(readers!, left);
-  } else if (marked) {
-    ctx.keys.del(lock!);
-    ctx.publish(lock!, '1');
-  }
-  return score > now ? 1 : 0;
-};
 
 /** KEYS: the N slot keys; ARGV: token, ttl, first slot (0-based). */
 const semaphoreAcquire: PrimitiveScript = (ctx, slots, [token, ttl, firstArg]) => {
@@ -250,26 +165,6 @@ const fairLeave: PrimitiveScript = (ctx, [lock, queue], [waiter, noticePrefix]) 
 
 /** The primitives' scripts, each with its JavaScript implementation. */
 export const primitiveScripts: ReadonlyArray<readonly [LuaScript, PrimitiveScript]> = [
-  [WRITE_ACQUIRE_SCRIPT, writeAcquire],
-  [READ_ACQUIRE_SCRIPT, readAcquire],
-  [READ_EXTEND_SCRIPT, readExtend],
-  [READ_RELEASE_SCRIPT, readRelease],
-  [WRITE_ABANDON_SCRIPT, (ctx, [writers], [token]) => ctx.keys.zrem(writers!, token!)],
-  [
-    WRITE_YIELD_SCRIPT,
-    (ctx, [lock, writers], [token, leaseArg]) => {
-      const k = ctx.keys;
-      let released = 0;
-      if (k.get(lock!) === token) {
-        k.del(lock!);
-        released = 1;
-      }
-      const lease = Number(leaseArg);
-      k.zadd(writers!, nodeNow() + lease, token!);
-      if (k.pttl(writers!) < lease) k.pexpire(writers!, lease);
-      return released;
-    },
-  ],
   [SEMAPHORE_ACQUIRE_SCRIPT, semaphoreAcquire],
   [FAIR_ACQUIRE_SCRIPT, fairAcquire],
   [

@@ -1,34 +1,37 @@
 /**
- * Read-write locks on the quorum: many readers or one writer per resource, writer preference.
+ * Read-write locks on the quorum: many readers or one writer per resource, phase-fair.
  *
  * A write lock IS the resource's mutex key (`<prefix>lock:<resource>`, hash-tagged on Redis
  * Cluster nodes as every other key of the resource, holding the owner
  * token): a plain lock and a write lock on the same resource exclude each other, and a
- * write lock is extended, released and fenced exactly like a plain one. Readers hold the
+ * write lock is extended and fenced exactly like a plain one. Readers hold the
  * same key with a marker no owner token can equal, plus a lease each in a ZSET; so a plain
- * lock excludes readers too (it is a write lock without writer preference). See
- * docs/primitives.md for the safety argument.
+ * lock excludes readers too (it is a write lock that takes no part in the phases). The phases
+ * (scripts/read-write.ts): a waiting writer stops new readers, the readers who waited during a
+ * write phase go in together after it, before the next writer. See docs/primitives.md for the
+ * safety argument and the policy.
  */
 import { isClusterClient } from './cluster-client.js';
 import { RedlockArgumentError } from './errors.js';
 import type { KeyNames } from './hash-slot.js';
-import type { Lock, LockOperations } from './lock.js';
+import type { Lock } from './lock.js';
 import type { LockNode } from './lock-node.js';
 import type { NodeOutcome } from './node-outcome.js';
 import type { PrimitiveAttempt, PrimitiveHost, PrimitiveKind } from './primitive-attempt.js';
+import { extendOnNode } from './scripts/extend.js';
 import { releasePartialHolds } from './scripts/release.js';
+import { parseReadWriteReply, readAcquireOnNode, writeAcquireOnNode, type ReadWriteKeys } from './scripts/read-write.js';
 import {
+  abandonReadOnNode,
   abandonWriteOnNode,
-  writeYieldOnNode,
-  parseReadWriteReply,
-  readAcquireOnNode,
   readExtendOnNode,
   readReleaseOnNode,
-  writeAcquireOnNode,
-  type ReadWriteKeys,
-} from './scripts/read-write.js';
+  readYieldOnNode,
+  writeReleaseOnNode,
+  writeYieldOnNode,
+} from './scripts/read-write-release.js';
 
-/** `'read'`: shared with other readers; `'write'`: exclusive, and waiting writers block new readers. */
+/** `'read'`: shared with other readers; `'write'`: exclusive. Neither side starves the other (phase-fair). */
 export type LockMode = 'read' | 'write';
 
 /** The per-node extend and release of a lock that is not a plain mutex key. @internal */
@@ -37,21 +40,38 @@ export interface NodeScripts {
   readonly release: (node: LockNode, keys: readonly string[], token: string) => Promise<unknown>;
 }
 
-const READ_SCRIPTS: NodeScripts = Object.freeze({ extend: readExtendOnNode, release: readReleaseOnNode });
-const readLocks = new WeakSet<Lock>();
+const scriptsByLock = new WeakMap<Lock, NodeScripts>();
 
-/** How a lock's keys are extended and released on a node, when not as a mutex (a read lock). @internal */
+/** How a lock's keys are extended and released on a node, when not as a plain mutex (a read or write lock). @internal */
 export function nodeScriptsOf(lock: Lock): NodeScripts | undefined {
-  return readLocks.has(lock) ? READ_SCRIPTS : undefined;
+  return scriptsByLock.get(lock);
 }
 
 /**
- * The keys of a resource's read-write lock: its lock key (the one plain locks use), and the
- * readers' and waiting writers' sorted sets. On Redis Cluster nodes all three carry the
- * resource's hash tag, so one script reads and writes them in one slot.
+ * The keys of a resource's read-write lock: its lock key (the one plain locks use), the readers,
+ * the waiting writers, the readers queued behind a waiting writer, and the batch of readers whose
+ * turn comes after the current write phase. On Redis Cluster nodes all carry the resource's hash
+ * tag, so one script reads and writes them in one slot.
  */
 export function readWriteKeys(names: KeyNames, resource: string): ReadWriteKeys {
-  return { lock: names.lock(resource), readers: names.key('rw-readers', resource), writers: names.key('rw-writers', resource) };
+  return {
+    lock: names.lock(resource),
+    readers: names.key('rw-readers', resource),
+    writers: names.key('rw-writers', resource),
+    queued: names.key('rw-queued', resource),
+    batch: names.key('rw-batch', resource),
+  };
+}
+
+/**
+ * Whether `channel` is a read-write lock's batch channel, with this key prefix: a notice there
+ * opens a read phase, which every waiting reader of the process may enter, so it wakes them all
+ * (other channels wake one waiter per process, see release-notifier.ts).
+ * @internal
+ */
+export function readPhaseChannels(keyPrefix: string): (channel: string) => boolean {
+  const start = `${keyPrefix}rw-batch:`;
+  return (channel) => channel.startsWith(start);
 }
 
 function refuseFence(): Promise<never> {
@@ -64,63 +84,74 @@ function refuseFence(): Promise<never> {
 }
 
 /**
- * The read or write lock on `resource`. `waits`: the acquisition retries (a writer then
- * registers as waiting, blocking new readers, for at most `ttlMs` per attempt).
+ * The read or write lock on `resource`. `waits`: the acquisition retries; its refused attempts
+ * then register it as waiting (a writer blocks new readers, a reader keeps its place in the read
+ * phase after the current writer), each registration a lease of `ttlMs`, renewed by every attempt.
  * @internal
  */
 export function readWriteKind(host: PrimitiveHost, mode: LockMode, resource: string, fencing: boolean, waits: boolean): PrimitiveKind {
   const keys = readWriteKeys(host.keyNames, resource);
   const fenceKey = fencing ? host.keyNames.fence(resource) : undefined;
-  const base = {
+  const reading = mode === 'read';
+  const withdraw = reading ? abandonReadOnNode : abandonWriteOnNode;
+  const scripts: NodeScripts = reading
+    ? {
+        extend: (node, _keys, token, ttlMs) => readExtendOnNode(node, keys, token, ttlMs),
+        release: (node, _keys, token) => readReleaseOnNode(node, keys, token),
+      }
+    : { extend: extendOnNode, release: (node, _keys, token) => writeReleaseOnNode(node, keys, token) };
+  const abandon = (token: string, nodes: Iterable<number>): void => {
+    for (const i of nodes) withdraw(host.nodes[i]!, keys, token).catch(() => undefined);
+  };
+  // One owner token per acquisition (the same across its attempts): the one to withdraw if it fails.
+  let waiting: string | undefined;
+  let attempts = 0;
+  return {
     label: mode,
     resources: [resource],
-    waitKeys: [keys.lock],
+    // Readers wake on the batch's channel (every reader of the process: a read phase opened) and on
+    // the lock key; writers on the waiting writers' channel and the lock key (one writer per process).
+    waitKeys: reading ? [keys.batch, keys.lock] : [keys.writers, keys.lock],
     fenceKeys: fenceKey === undefined ? undefined : [fenceKey],
-  };
-  if (mode === 'read') {
-    const ops: LockOperations = { ...host.ops, fence: refuseFence };
-    return {
-      ...base,
-      ops,
-      adopt: (lock) => readLocks.add(lock),
-      start: (token, ttlMs): PrimitiveAttempt => ({
-        send: (node) => readAcquireOnNode(node, keys, fenceKey, token, ttlMs),
-        parse: parseReadWriteReply,
-        lockKeys: () => [keys.lock, keys.readers],
-        releasePartial: (outcomes) =>
-          releaseEach(host.nodes, outcomes, (node) => readReleaseOnNode(node, [keys.lock, keys.readers], token)),
-      }),
-    };
-  }
-  // One owner token per acquisition (the same across its attempts): the one to withdraw.
-  let waiting: string | undefined;
-  const abandon = (token: string, outcomes?: readonly NodeOutcome[]): void => {
-    host.nodes.forEach((node, i) => {
-      if (outcomes?.[i]?.status !== 'ok') abandonWriteOnNode(node, keys.writers, token).catch(() => undefined);
-    });
-  };
-  return {
-    ...base,
-    ops: host.ops,
+    ops: reading ? { ...host.ops, fence: refuseFence } : host.ops,
+    adopt: (lock) => scriptsByLock.set(lock, scripts),
     start: (token, ttlMs): PrimitiveAttempt => {
+      const args = { token, ttlMs, waitLeaseMs: waits ? ttlMs : 0, waited: attempts++ > 0 && waits };
       if (waits) waiting = token;
+      // Nodes that refused a won attempt registered it as waiting: withdrawn there once the attempt
+      // is known to have won (late refusals too), or they would keep others out after our release.
+      let won = false;
+      const refused = new Set<number>();
+      const refusedBy = (index: number, outcome: NodeOutcome): void => {
+        if (!waits || outcome.status === 'ok' || outcome.status === 'pending') return;
+        if (won) abandon(token, [index]);
+        else refused.add(index);
+      };
       return {
-        send: (node) => writeAcquireOnNode(node, keys, fenceKey, token, ttlMs, waits ? ttlMs : 0),
+        send: (node) => (reading ? readAcquireOnNode(node, keys, fenceKey, args) : writeAcquireOnNode(node, keys, fenceKey, args)),
         parse: parseReadWriteReply,
-        lockKeys: () => [keys.lock],
-        // A writer that retries keeps waiting where it had won, as where it was refused (see WRITE_YIELD_BODY).
-        releasePartial: (outcomes) =>
-          waits
-            ? releaseEach(host.nodes, outcomes, (node) => writeYieldOnNode(node, keys, token, ttlMs))
-            : releasePartialHolds(host.nodes, outcomes, [keys.lock], token),
-        // Nodes that refused us keep our waiting entry (granting ones dropped it): drop it, or it
-        // would keep readers out there after our release.
-        won: (outcomes) => (waits && outcomes.some((o) => o.status !== 'ok') ? abandon(token, outcomes) : undefined),
+        late: refusedBy,
+        lockKeys: () => (reading ? [keys.lock, keys.readers] : [keys.lock]),
+        // A waiter that retries keeps waiting where it had won, as where it was refused (see the yield scripts).
+        releasePartial: (outcomes) => {
+          if (!waits) {
+            return reading
+              ? releaseEach(host.nodes, outcomes, (node) => readReleaseOnNode(node, keys, token))
+              : releasePartialHolds(host.nodes, outcomes, [keys.lock], token);
+          }
+          const yieldOn = reading ? readYieldOnNode : writeYieldOnNode;
+          return releaseEach(host.nodes, outcomes, (node) => yieldOn(node, keys, token, ttlMs));
+        },
+        won: (outcomes) => {
+          outcomes.forEach((o, i) => refusedBy(i, o));
+          won = true;
+          abandon(token, refused);
+        },
       };
     },
     watch: (acquisition) => {
       acquisition.catch(() => {
-        if (waiting !== undefined) abandon(waiting);
+        if (waiting !== undefined) abandon(waiting, host.nodes.keys());
       });
     },
   };
@@ -128,20 +159,23 @@ export function readWriteKind(host: PrimitiveHost, mode: LockMode, resource: str
 
 /**
  * Sends `release` to every node that may hold what a failed attempt set (not to those that
- * refused). Settles once the Redis Cluster nodes' releases did: a cluster may apply a
- * redirected or retried command after a later one, and a late release of this token would
- * undo the next attempt's grant (see releasePartialHolds).
+ * refused). Settles once the releases of the nodes that granted did (they answer: a round trip),
+ * and those of Redis Cluster nodes: a cluster may apply a redirected or retried command after a
+ * later one, and a late release of this token would undo the next attempt's grant (see
+ * releasePartialHolds). So a waiter that yielded is registered on every node that answered before
+ * it waits, and a write lock released meanwhile counts it (a reader joins that writer's batch).
  */
 function releaseEach(
   nodes: readonly LockNode[],
   outcomes: readonly NodeOutcome[],
   release: (node: LockNode) => Promise<unknown>,
 ): Promise<void> {
-  const ordered: Array<Promise<unknown>> = [];
+  const awaited: Array<Promise<unknown>> = [];
   for (let i = 0; i < nodes.length; i++) {
-    if (outcomes[i]!.status === 'held') continue;
+    const status = outcomes[i]!.status;
+    if (status === 'held') continue;
     const sent = release(nodes[i]!).catch(() => undefined);
-    if (isClusterClient(nodes[i]!.client)) ordered.push(sent);
+    if (status === 'ok' || isClusterClient(nodes[i]!.client)) awaited.push(sent);
   }
-  return Promise.all(ordered).then(() => undefined);
+  return Promise.all(awaited).then(() => undefined);
 }

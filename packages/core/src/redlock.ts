@@ -39,7 +39,7 @@ import { enableReplicaSync } from './replica-sync.js';
 import { runRound } from './round.js';
 import { attemptPrimitive, type PrimitiveKind } from './primitive-attempt.js';
 import { primitiveFor } from './primitive-kind.js';
-import { nodeScriptsOf } from './read-write-lock.js';
+import { nodeScriptsOf, readPhaseChannels } from './read-write-lock.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
@@ -144,6 +144,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
         quorum: this.quorum,
         lingerMs: 3 * this.options.nodeTimeoutMs + 100,
         arbiterOf: (key) => arbiterOf(created, key, Infinity),
+        wakesAll: readPhaseChannels(this.options.keyPrefix),
         ...(queue
           ? {
               addressed: {

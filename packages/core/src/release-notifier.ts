@@ -41,6 +41,8 @@ export interface ReleaseNotifierOptions {
   readonly addressed?: AddressedWakeups;
   /** The arbiter node of a key (arbiter-round.ts): its notice alone wakes a waiter. */
   readonly arbiterOf?: (key: string) => number;
+  /** Channels whose notice wakes every waiter of this process, not one: a read phase opened (read-write-lock.ts). */
+  readonly wakesAll?: (channel: string) => boolean;
 }
 
 /** One pending `wait()` call. */
@@ -149,6 +151,7 @@ export class ReleaseNotifier {
   private readonly wake: WakeChannel | undefined;
   private readonly addressed: AddressedWakeups | undefined;
   private readonly arbiterOf: ((key: string) => number) | undefined;
+  private readonly wakesAll: ((channel: string) => boolean) | undefined;
   private readonly channels = new Map<string, Channel>();
   private readonly waiters = new WeakMap<readonly string[], WaiterState>();
   private readonly need: number;
@@ -176,6 +179,7 @@ export class ReleaseNotifier {
     this.attemptMs = options.lingerMs;
     this.addressed = options.addressed;
     this.arbiterOf = options.arbiterOf;
+    this.wakesAll = options.wakesAll;
     this.wake = options.addressed
       ? new WakeChannel(options.addressed.channel, clients.length, this.need, (channel) => {
           for (const s of this.subscribers) s.want(channel);
@@ -549,6 +553,11 @@ export class ReleaseNotifier {
     // woken that early fails and then sleeps through the rest of this release's notices.
     if (c.genWoken || (node !== c.arbiter && c.seenCount < Math.max(1, this.quorum - (c.acked.length - c.ackCount)))) return;
     c.genWoken = true;
+    if (c.queue.length > 0 && this.wakesAll?.(name)) {
+      // Readers all go in together: none of them would lose to another.
+      for (const entry of [...c.queue]) entry.resolve('notice');
+      return;
+    }
     const head = c.queue[0];
     // One local waiter per release: the others of this process would only lose to it (or
     // to the other processes' woken waiters). Measured: ~1 wake per waiting process per
