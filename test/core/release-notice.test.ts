@@ -107,16 +107,17 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
     const resource = uniqueResource('unsub');
     const holder = make(nodes());
     const waiter = make(nodes(), { retry: NEVER_POLL });
-    // A plain lock's waiter listens on its process' wake-up channel (it is woken by name), not on the key's.
+    // A plain lock's waiter listens on its process' wake-up channel (it is woken by name) and on the
+    // key's (releases of read-write locks and semaphores on the resource notify there).
     const channel = `${waiter.wakeQueue!.prefix}${waiter.wakeQueue!.id}`;
     const held = await holder.acquire(resource, 60_000);
     const waiting = waiter.acquire(resource, 60_000);
     await parked(waiter, 1, 1);
     const subscribed = await Promise.all(direct.map((c) => c.pubsub('NUMSUB', channel, lockKey(resource))));
     expect(subscribed.map((reply) => [Number(reply[1]), Number(reply[3])])).toEqual([
-      [1, 0],
-      [1, 0],
-      [1, 0],
+      [1, 1],
+      [1, 1],
+      [1, 1],
     ]);
     await held.release();
     await (await waiting).release();
@@ -124,9 +125,9 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
     expect(waiter.notices.channelCount).toBe(0);
     // UNSUBSCRIBE is sent without awaiting its reply: the servers may need a moment.
     await until(async () => {
-      const left = await Promise.all(direct.map((c) => c.pubsub('NUMSUB', channel)));
-      return left.every((reply) => Number(reply[1]) === 0);
-    }, 'the servers dropped the subscription');
+      const left = await Promise.all(direct.map((c) => c.pubsub('NUMSUB', channel, lockKey(resource))));
+      return left.every((reply) => Number(reply[1]) === 0 && Number(reply[3]) === 0);
+    }, 'the servers dropped the subscriptions');
   });
 
   it('wakes waiters of one process one at a time, oldest acquisition first', async () => {

@@ -148,6 +148,29 @@ describe('addressed wake-ups (3 nodes)', () => {
     await lock.release();
   });
 
+  it('a plain waiter is woken by the release of a write lock on the same resource, and a reader by a plain release', async () => {
+    const resource = uniqueResource('mixed');
+    const writer = make();
+    const plain = make();
+    const held = await writer.acquire(resource, 60_000, { mode: 'write' });
+    const granted = plain.acquire(resource, 60_000, { retry: NEVER_POLL });
+    await parked(plain, resource);
+    // A write lock's release notifies on the key's channel, which a plain waiter listens on too.
+    await held.release();
+    const lock = await granted;
+    expect(plain.notices.stats.notice).toBe(1);
+    expect(plain.notices.stats.poll).toBe(0);
+
+    const reader = make();
+    const reading = reader.acquire(resource, 60_000, { mode: 'read', retry: NEVER_POLL });
+    await until(() => reader.notices.waiting === 1 && reader.notices.stats.armed === 1, 'the reader waits');
+    // Nobody is queued for the plain lock: its release on the arbiter notifies on the key's channel.
+    await lock.release();
+    await (await reading).release();
+    expect(reader.notices.stats.notice).toBe(1);
+    expect(reader.notices.stats.poll).toBe(0);
+  });
+
   it('a new acquisition of a process already queued waits for that process’ turn instead of racing the others', async () => {
     const resource = uniqueResource('no-barging');
     const holder = make();

@@ -65,7 +65,12 @@ export const wakeQueueScripts: ReadonlyArray<readonly [LuaScript, ScriptImpl]> =
   ],
   [
     PASS_SCRIPT,
-    (ctx, [lockKey, waitersKey], [prefix]) => (ctx.keys.get(lockKey!) !== undefined ? 0 : wakeHead(ctx, lockKey!, waitersKey!, prefix!)),
+    (ctx, [lockKey, waitersKey], [prefix]) => {
+      if (ctx.keys.get(lockKey!) !== undefined) return 0;
+      if (wakeHead(ctx, lockKey!, waitersKey!, prefix!) === 1) return 1;
+      ctx.publish(lockKey!, '1');
+      return 0;
+    },
   ],
   [WAITERS_SCRIPT, (ctx, [waitersKey]) => ctx.keys.zset(waitersKey!)?.size ?? 0],
 ];

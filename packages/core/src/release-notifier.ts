@@ -99,7 +99,7 @@ interface Channel {
   idleSince: number;
   /** The node retries of this key try first (see arbitratedRound), or -1: its notice alone wakes. */
   arbiter: number;
-  /** Whether broadcast waits asked for the key's own channel (addressed waits do not need it). */
+  /** Whether the key's own channel was subscribed (every wait asks for it; a channel made by a queue follow-up too). */
   subscribed: boolean;
   /** This process is queued for the key on its arbiter (a refused attempt queued it; no turn came since). */
   queued: boolean;
@@ -425,9 +425,11 @@ export class ReleaseNotifier {
 
   private channel(name: string, addressed = false): Channel {
     let c = this.channels.get(name);
+    // Addressed waits listen on the key's channel too: the releases of read-write locks and
+    // semaphores on the same resource (and of multi-resource locks) notify there, not by turns.
     if (c) {
       if (addressed) this.wake?.want();
-      else this.subscribeKey(c);
+      this.subscribeKey(c);
       return c;
     }
     const n = this.subscribers.length;
@@ -452,8 +454,8 @@ export class ReleaseNotifier {
       score: undefined,
     };
     this.channels.set(name, c);
-    if (addressed && this.wake) this.wake.want();
-    else this.subscribeKey(c);
+    if (addressed) this.wake?.want();
+    this.subscribeKey(c);
     return c;
   }
 

@@ -105,14 +105,17 @@ return released`,
 /**
  * A process was woken for a key that none of its acquisitions waits for any more (they timed
  * out, were aborted, or got the lock another way): it passes the turn to the next head, if the
- * key is still free (a holder's own release wakes the next head otherwise).
+ * key is still free (a holder's own release wakes the next head otherwise). With nobody queued
+ * left, a plain notice goes out on the key's channel, as the release's would have.
  *
  * KEYS: lock key, waiters key; ARGV: channel prefix. Returns 1 when someone was woken.
  */
 export const PASS_SCRIPT = defineScript(
   'pass',
   `${WAKE_HEAD}if redis.call('GET', KEYS[1]) then return 0 end
-return wake_head(ARGV[1])`,
+if wake_head(ARGV[1]) == 1 then return 1 end
+redis.call('PUBLISH', KEYS[1], '1')
+return 0`,
 );
 
 /**
