@@ -95,8 +95,8 @@ describe('addressed wake-ups (3 nodes)', () => {
     expect(await queued(resource)).toEqual([[], [], []]);
   });
 
-  it('a process whose waiter left passes its turn on to the next one', async () => {
-    const resource = uniqueResource('pass');
+  it('a process whose acquisition gave up leaves the queue, and the release wakes the next one', async () => {
+    const resource = uniqueResource('leave');
     const holder = make();
     const leaving = make();
     const next = make();
@@ -108,12 +108,59 @@ describe('addressed wake-ups (3 nodes)', () => {
     await parked(next, resource);
     controller.abort(new Error('gave up'));
     expect(await left).toMatchObject({ message: 'gave up' });
-    // Its entry is still first in the queue: the release wakes it, and it passes the turn on.
+    // Out of the queue by the time the rejection arrives: only `next` is left in it.
+    const nextId = next.wakeQueue!.id;
+    expect((await queued(resource)).flat()).toEqual([nextId]);
+    await first.release();
+    const lock = await granted;
+    expect(next.notices.stats.notice).toBe(1);
+    expect(next.notices.stats.poll).toBe(0);
+    expect(leaving.notices.stats.notice).toBe(0);
+    await lock.release();
+  });
+
+  it('an acquisition that times out or finds no quorum leaves no queue entry behind', async () => {
+    const resource = uniqueResource('timeout');
+    const holder = make();
+    const late = make();
+    const first = await holder.acquire(resource, 60_000);
+    await expect(late.acquire(resource, 60_000, { timeoutMs: 30 })).rejects.toMatchObject({ name: 'LockNotAcquiredError' });
+    expect((await queued(resource)).flat()).toEqual([]);
+    // Two of three nodes unreachable: the one node that answers queued nobody either.
+    const cut = new ProbedRedlock([fx.urls[0]!, 'redis://127.0.0.1:1', 'redis://127.0.0.1:2'], {
+      onWarning: () => undefined,
+      nodeTimeoutMs: 200,
+    });
+    made.push(cut);
+    await expect(cut.acquire(resource, 60_000, { retry: { retries: 3, delayMs: 1, jitterMs: 0 } })).rejects.toMatchObject({
+      name: 'QuorumUnavailableError',
+    });
+    expect((await queued(resource)).flat()).toEqual([]);
+    await first.release();
+  });
+
+  it('a process woken with no waiter for the key passes its turn on to the next one', async () => {
+    const resource = uniqueResource('pass');
+    const other = uniqueResource('pass-other');
+    const holder = make();
+    const idle = make();
+    const next = make();
+    // `idle` listens on its channel (it waits for another key) and is queued first for this one, waiting for nothing here.
+    const elsewhere = await holder.acquire(other, 60_000);
+    const idleWait = idle.acquire(other, 60_000, { retry: NEVER_POLL });
+    await parked(idle, other);
+    const first = await holder.acquire(resource, 60_000);
+    const granted = next.acquire(resource, 60_000, { retry: NEVER_POLL });
+    await parked(next, resource);
+    const arbiter = (await queued(resource)).findIndex((ids) => ids.length > 0);
+    await fx.node(arbiter).zadd(`${DEFAULT_PREFIX}waiters:${resource}`, '0', idle.wakeQueue!.id);
     await first.release();
     const lock = await granted;
     expect(next.notices.stats.notice).toBe(1);
     expect(next.notices.stats.poll).toBe(0);
     await lock.release();
+    await elsewhere.release();
+    await (await idleWait).release();
   });
 
   it('a queued process that died is skipped: the release wakes the next one', async () => {

@@ -25,6 +25,7 @@ export const LOCK_NODE_ACL = [
   '+zadd',
   '+zpopmin',
   '+zcard',
+  '+zscore',
   '+subscribe',
   '+unsubscribe',
   '+info',

@@ -71,21 +71,13 @@ export async function othersSubscribed(
  * scripts/wake-queue.ts). Unknown (no arbiter, an error, a timeout) counts as 1.
  * @internal
  */
-export async function othersQueued(
-  nodes: readonly LockNode[],
-  queue: WakeQueue,
-  key: string,
-  timeoutMs: number,
-  ourselves: boolean,
-): Promise<number> {
+export async function othersQueued(nodes: readonly LockNode[], queue: WakeQueue, key: string, timeoutMs: number): Promise<number> {
   const node = nodes[arbiterOf(nodes, key, timeoutMs)];
   if (!node) return 1;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<number>((resolve) => (timer = setTimeout(() => resolve(1), timeoutMs)));
   try {
-    // Our own entry, when this process is queued too, is not another process.
-    const queued = waitersOnNode(node, queue, key).then((n) => Math.max(0, n - (ourselves ? 1 : 0)));
-    return await Promise.race([queued, timeout]);
+    return await Promise.race([waitersOnNode(node, queue, key), timeout]);
   } catch {
     return 1;
   } finally {
@@ -105,7 +97,7 @@ export function newCohorts(
   host: PrimitiveHost,
   bounds: ResolvedCohort,
   fencing: () => FencingContext,
-  notices: Pick<ReleaseNotifier, 'subscribedOn' | 'wakeForHandoff' | 'inQueue'>,
+  notices: Pick<ReleaseNotifier, 'subscribedOn' | 'wakeForHandoff'>,
   byNotice: boolean,
   queue: () => WakeQueue | undefined,
 ): LockCohorts {
@@ -118,7 +110,7 @@ export function newCohorts(
       othersWaiting: (key) => {
         const q = queue();
         return q
-          ? othersQueued(host.nodes, q, key, host.options.nodeTimeoutMs, notices.inQueue(key))
+          ? othersQueued(host.nodes, q, key, host.options.nodeTimeoutMs)
           : byNotice
             ? othersSubscribed(host.nodes, key, host.options.nodeTimeoutMs, (node) => notices.subscribedOn(key, node))
             : Promise.resolve(1);

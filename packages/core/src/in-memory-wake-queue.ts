@@ -4,7 +4,7 @@
  */
 import type { LuaScript } from './lock-node.js';
 import type { PrimitiveContext as CommandContext } from './in-memory-primitives.js';
-import { PASS_SCRIPT, QUEUE_SCRIPT, UNLOCK_SCRIPT, UNLOCK_WAKE_SCRIPT, WAITERS_SCRIPT } from './scripts/wake-queue.js';
+import { LEAVE_SCRIPT, PASS_SCRIPT, QUEUE_SCRIPT, UNLOCK_SCRIPT, UNLOCK_WAKE_SCRIPT, WAITERS_SCRIPT } from './scripts/wake-queue.js';
 
 type ScriptImpl = (ctx: CommandContext, keys: readonly string[], args: readonly string[]) => unknown;
 
@@ -20,7 +20,7 @@ function wakeHead(ctx: CommandContext, lockKey: string, waitersKey: string, pref
 }
 
 function queue(ctx: CommandContext, waitersKey: string, id: string, score: string, ttl: string): void {
-  ctx.keys.zadd(waitersKey, Number(score), id, true);
+  ctx.keys.zadd(waitersKey, Number(score), id);
   ctx.keys.pexpire(waitersKey, Number(ttl));
 }
 
@@ -72,5 +72,18 @@ export const wakeQueueScripts: ReadonlyArray<readonly [LuaScript, ScriptImpl]> =
       return 0;
     },
   ],
-  [WAITERS_SCRIPT, (ctx, [waitersKey]) => ctx.keys.zset(waitersKey!)?.size ?? 0],
+  [
+    LEAVE_SCRIPT,
+    (ctx, [waitersKey], [id]) => {
+      return ctx.keys.zrem(waitersKey!, id!);
+    },
+  ],
+  [
+    WAITERS_SCRIPT,
+    (ctx, [waitersKey], [id]) => {
+      const z = ctx.keys.zset(waitersKey!);
+      if (!z) return 0;
+      return z.size - (id !== '' && z.score(id!) !== undefined ? 1 : 0);
+    },
+  ],
 ];

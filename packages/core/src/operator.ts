@@ -111,7 +111,7 @@ async function waiters(node: LockNode, channel: string, waitersKey: string | und
           )
       : undefined,
     waitersKey
-      ? node.run(WAITERS_SCRIPT, [waitersKey], []).then(
+      ? node.run(WAITERS_SCRIPT, [waitersKey], ['']).then(
           (n) => Number(n),
           () => undefined,
         )

@@ -43,7 +43,7 @@ import { nodeScriptsOf, readPhaseChannels } from './read-write-lock.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply } from './scripts/release.js';
 import { ReleaseNotifier } from './release-notifier.js';
-import { isDenied, passTurnOnNode, unlockOnNode, type WakeQueue } from './scripts/wake-queue.js';
+import { isDenied, leaveQueueOnNode, passTurnOnNode, unlockOnNode, type WakeQueue } from './scripts/wake-queue.js';
 import { releaseOnNode } from './scripts/release.js';
 import type { QueueFollowUp } from './scripts/acquire.js';
 import { primitiveOf } from './primitive-label.js';
@@ -254,7 +254,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     // Only an acquisition that may wait queues (tryAcquire does not).
     const mayWait = retry !== false && (retry.retries > 0 || opts.timeoutMs !== undefined);
     const followUp = this.wakeQueue && mayWait && !kind && !fair && keys.length === 1 ? this.queueFollowUp(keys[0]!) : undefined;
-    return runAcquireLoop({
+    const acquired = runAcquireLoop({
       resources,
       opts,
       retry,
@@ -295,6 +295,8 @@ export class Redlock extends RedlockEmitter implements LockEngine {
         return pending.finally(() => this.attempting.delete(pending));
       },
     });
+    // Given up (timed out, aborted, refused): its process leaves the queue unless another acquisition waits there.
+    return followUp ? acquired.catch((err: unknown) => this.leaveQueue(keys[0]!).then(() => Promise.reject(err))) : acquired;
   }
 
   /**
@@ -452,6 +454,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
       for (const lock of held) lock.lose('released');
       await Promise.all(held.map((lock) => lock.release()));
       this.restarts?.close();
+      await Promise.all(this.releaseNotices.queuedKeys().map((key) => this.leaveQueue(key)));
       await Promise.all([this.releaseNotices.close(), this.fair.close(), ...this.nodes.map((node) => node.close())]);
     })();
     return this.closing;
@@ -499,7 +502,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     this.queueSettings = undefined;
     const text = err instanceof Error ? err.message : String(err);
     this.options.onWarning(
-      `the ACL user may not queue waiters (${text.slice(0, 120)}): waiters fall back to release notices on the key. Grant +zadd +zpopmin +zcard (docs/security.md).`,
+      `the ACL user may not queue waiters (${text.slice(0, 120)}): waiters fall back to release notices on the key. Grant +zadd +zpopmin +zcard +zscore (docs/security.md).`,
     );
   }
 
@@ -526,6 +529,15 @@ export class Redlock extends RedlockEmitter implements LockEngine {
         return notices.queueScore(key);
       },
     };
+  }
+
+  /** Takes this process out of `key`'s queue when no acquisition of its own waits there (scripts/wake-queue.ts). */
+  private async leaveQueue(key: string): Promise<void> {
+    const queue = this.wakeQueue;
+    if (!queue || !this.releaseNotices.leaveIfIdle(key)) return;
+    const arbiter = this.queueNode(key, this.options.nodeTimeoutMs);
+    // A node that does not answer keeps the entry until the queue's TTL: a hint, never the lock.
+    await (arbiter ? leaveQueueOnNode(arbiter, queue, key).catch(() => undefined) : undefined);
   }
 
   /** The node where `key`'s waiters queue (the arbiter of arbiter-round.ts), or undefined when none qualifies. */
@@ -627,7 +639,8 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     if (!queue || lock.keys.length !== 1 || primitiveOf(lock) !== undefined || this.fair.ticketOf(lock) !== undefined) return undefined;
     const key = lock.keys[0]!;
     const notices = this.releaseNotices;
-    const requeueScore = waiting + notices.waitingFor(key) > 0 ? Date.now() : undefined;
+    // Its score was renewed when it won (noteWon): queued again, it goes behind those waiting now.
+    const requeueScore = waiting + notices.waitingFor(key) > 0 ? notices.queueScore(key) : undefined;
     if (requeueScore !== undefined) notices.noteQueued(key);
     const arbiter = this.queueNode(key, this.options.nodeTimeoutMs);
     const wake = { queue, requeueScore };

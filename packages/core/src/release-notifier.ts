@@ -367,6 +367,23 @@ export class ReleaseNotifier {
     c.pendingOwn = false;
   }
 
+  /**
+   * Whether this process should leave `key`'s queue: it is queued there and no wait of its own
+   * waits for the key any more. Marks it out of the queue (the caller then removes the entry).
+   */
+  leaveIfIdle(key: string): boolean {
+    const c = this.channels.get(key);
+    if (!c?.queued || c.queue.length > 0) return false;
+    c.queued = false;
+    c.score = undefined;
+    return true;
+  }
+
+  /** The keys this process is queued for on their arbiters. */
+  queuedKeys(): string[] {
+    return [...this.channels].filter(([, c]) => c.queued).map(([key]) => key);
+  }
+
   /** This process won `key`: the next time it queues, it goes behind the processes waiting then. */
   noteWon(key: string): void {
     const c = this.channels.get(key);

@@ -33,8 +33,10 @@ end
 `;
 
 /**
- * A refused `SET NX` on the arbiter, followed up: queues this process for the key's release
- * (`ZADD NX`: a process queued already keeps its place) and reads the holder's PTTL. A key that
+ * A refused `SET NX` on the arbiter, followed up: queues this process for the key's release and
+ * reads the holder's PTTL. The score is the process' own: when it began waiting, kept while its
+ * waiters wait (a lost race keeps its place) and new once it had the lock (an entry left from
+ * before goes to the back instead of keeping a place it already used). A key that
  * holds our own token is taken back instead (a retry whose earlier release was lost, as the
  * reclaim script does). A key that is free by now is NOT taken, as the round may have ended and
  * written its release before this follow-up (see RECLAIM_SCRIPT): the process is queued all the
@@ -50,7 +52,7 @@ if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {1}
 end
-redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 if not holder then return {0, -2} end
 return {0, redis.call('PTTL', KEYS[1])}`,
@@ -94,7 +96,7 @@ if holder == ARGV[1] then
 end
 -- Queued again first: with nobody else queued, our own next waiter is the head.
 if ARGV[3] ~= '' then
-  redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[3])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
   redis.call('PEXPIRE', KEYS[2], ARGV[5])
 end
 -- Someone else's key (ours expired and was taken): its holder's release wakes the next head.
@@ -120,12 +122,27 @@ return 0`,
 
 /**
  * How many processes wait for the key (queued on its arbiter), for a cohort deciding whether to
- * give the lock back (lock-cohort.ts). A script rather than `ZCARD` itself: every client kind
- * runs scripts, not every one sends arbitrary commands.
+ * give the lock back (lock-cohort.ts): every entry but the asking process' own (which may still
+ * be there from before it won, or be there again for its own waiters). A script rather than the
+ * commands themselves: every client kind runs scripts, not every one sends arbitrary commands.
  *
- * KEYS: waiters key. Returns the count.
+ * KEYS: waiters key; ARGV: the asking process' id ('' to count every entry). Returns the count.
  */
-export const WAITERS_SCRIPT = defineScript('waiters', `return redis.call('ZCARD', KEYS[1])`);
+export const WAITERS_SCRIPT = defineScript(
+  'waiters',
+  `local n = redis.call('ZCARD', KEYS[1])
+if ARGV[1] ~= '' and redis.call('ZSCORE', KEYS[1], ARGV[1]) then n = n - 1 end
+return n`,
+);
+
+/**
+ * A process none of whose acquisitions waits for the key any more (they failed, timed out or
+ * were aborted, or its Redlock closes) leaves the queue: no release wakes it for nothing, and
+ * no entry outlives its last waiter.
+ *
+ * KEYS: waiters key; ARGV: the process' id. Returns 1 when an entry was removed.
+ */
+export const LEAVE_SCRIPT = defineScript('leave', `return redis.call('ZREM', KEYS[1], ARGV[1])`);
 
 /** Where a process queues and is woken: the settings shared by every script call above. */
 export interface WakeQueue {
@@ -167,9 +184,14 @@ export function passTurnOnNode(node: LockNode, q: WakeQueue, key: string): Promi
   return node.run(PASS_SCRIPT, [key, q.waitersKey(key)], [q.prefix]);
 }
 
-/** How many processes are queued for `key` on `node` (see WAITERS_SCRIPT). */
+/** Takes this process out of `key`'s queue on `node` (see LEAVE_SCRIPT). */
+export function leaveQueueOnNode(node: LockNode, q: WakeQueue, key: string): Promise<unknown> {
+  return node.run(LEAVE_SCRIPT, [q.waitersKey(key)], [q.id]);
+}
+
+/** How many other processes are queued for `key` on `node` (see WAITERS_SCRIPT). */
 export function waitersOnNode(node: LockNode, q: WakeQueue, key: string): Promise<number> {
-  return node.run(WAITERS_SCRIPT, [q.waitersKey(key)], []).then(Number);
+  return node.run(WAITERS_SCRIPT, [q.waitersKey(key)], [q.id]).then(Number);
 }
 
 /**
