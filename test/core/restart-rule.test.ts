@@ -141,6 +141,45 @@ describe('the restart rule', () => {
     expect((err as QuorumUnavailableError).message).toMatch(/restart rule/);
   });
 
+  it('an acquisition whose deadline outlasts the restart window waits it out and gets the lock, without polling through it', async () => {
+    cluster = await RedisCluster.start(1);
+    const r = redlock();
+    // The largest TTL in use: the window a restart opens.
+    await (await r.acquire(uniqueResource('before'), 1_500)).release();
+    await restartEmpty([0], [r]);
+    const admin = new Redis(cluster.urls[0]!);
+    try {
+      const sent = async (): Promise<number> =>
+        (await calls(admin, 'set')) + (await calls(admin, 'evalsha')) + (await calls(admin, 'eval'));
+      const before = await sent();
+      const lock = await r.acquire(uniqueResource('after'), 1_500, { timeoutMs: 20_000 });
+      expect(lock.acquireNodes.map((o) => o.status)).toEqual(['ok']);
+      // One attempt finds the window, the next comes after it: the default 100 ms retries would send a dozen.
+      expect((await sent()) - before).toBeLessThanOrEqual(3);
+      await lock.release();
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('an acquisition whose deadline ends inside the restart window fails at once, saying when a quorum counts again', async () => {
+    cluster = await RedisCluster.start(1);
+    const r = redlock();
+    await (await r.acquire(uniqueResource('before'), 30_000)).release();
+    await restartEmpty([0], [r]);
+    const err = await r.acquire(uniqueResource('after'), 30_000, { timeoutMs: 2_000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(QuorumUnavailableError);
+    const failure = err as QuorumUnavailableError;
+    expect(failure.attempts).toBe(1);
+    expect(failure.retryAfterMs).toBeGreaterThan(2_000);
+    expect(failure.retryAfterMs).toBeLessThanOrEqual(30_000);
+    expect(failure.nodes[0]!.countsAgainInMs).toBe(failure.retryAfterMs);
+    expect(failure.message).toMatch(/timeoutMs outlasts the window/);
+  });
+
   it('a node with AOF and appendfsync always counts at once after a restart', async () => {
     cluster = await RedisCluster.start(1, { persistent: true });
     const r = redlock();

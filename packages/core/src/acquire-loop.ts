@@ -89,14 +89,31 @@ export async function runAcquireLoop(loop: AcquireLoop): Promise<Lock> {
     // that may only be slow are retried like a held lock; refused connections fail at once.
     const leftNow = deadline - performance.now();
     const spent = attempt > maxRetries || leftNow < 1;
-    if (result.kind === 'unavailable' && (!result.transient || spent)) {
+    // Nodes in their restart window count again at a known time: waited out when the acquisition lasts that long.
+    const windowMs = result.kind === 'unavailable' && result.retryAfterMs ? result.retryAfterMs : undefined;
+    const outlasts =
+      windowMs !== undefined &&
+      retry !== false &&
+      windowMs < (opts.timeoutMs !== undefined ? leftNow : (maxRetries - attempt) * (retry.delayMs + retry.jitterMs));
+    if (result.kind === 'unavailable' && (!result.transient || spent || (windowMs !== undefined && !outlasts))) {
       throw new QuorumUnavailableError({
         resources,
         attempts: attempt,
         nodes: result.nodes,
         quorum: loop.quorum,
         ...(result.reason ? { reason: result.reason } : {}),
+        ...(windowMs === undefined ? {} : { retryAfterMs: windowMs }),
       });
+    }
+    if (windowMs !== undefined) {
+      probe?.wait(attempt, windowMs, result.nodes, windowMs);
+      // Notices cannot end the window: a wait that returns early for one is resumed.
+      const windowEnd = performance.now() + windowMs;
+      for (let left = windowMs; left >= 1 && !loop.closing(); left = windowEnd - performance.now()) {
+        await loop.wait(left, deadline - performance.now(), true);
+      }
+      probe?.resumed();
+      continue;
     }
     const retryAfterMs = result.kind === 'held' ? result.retryAfterMs : undefined;
     if (spent || retry === false) {

@@ -90,7 +90,7 @@ export function quorumFix(nodes: readonly NodeOutcome[]): string {
   }
   const restarted = failed.find((n) => n.error!.includes('the restart rule'));
   if (restarted) {
-    return `${restarted.node} restarted without durable persistence and sits out until the largest TTL in use has passed (the restart rule, docs/operations.md): wait, or run the nodes with appendonly yes and appendfsync always.`;
+    return `${restarted.node} restarted without durable persistence and sits out until the largest TTL in use has passed (the restart rule, docs/operations.md): wait (an acquisition whose timeoutMs outlasts the window waits it out), or run the nodes with appendonly yes and appendfsync always.`;
   }
   const replied = failed.find((n) => replyCode(n.error!) !== undefined);
   if (replied) {

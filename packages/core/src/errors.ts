@@ -108,8 +108,14 @@ export class QuorumUnavailableError extends RedlockError implements AcquireFailu
   readonly nodes: readonly NodeOutcome[];
   /** Nodes needed for a majority. */
   readonly quorum: number;
+  /**
+   * When a quorum can count again, in ms, when that is known: nodes that restarted without their
+   * data sit out a known window (the restart rule) and it outlasted the acquisition's deadline.
+   * An HTTP layer sends it as `Retry-After`.
+   */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(details: AcquireFailureDetails & { quorum: number; reason?: string; cause?: unknown }) {
+  constructor(details: AcquireFailureDetails & { quorum: number; reason?: string; retryAfterMs?: number; cause?: unknown }) {
     const failed = details.nodes.filter((n) => n.status === 'error' || n.status === 'timeout').length;
     super(
       `Could not reach a quorum of ${details.quorum}/${details.nodes.length} Redis nodes for ` +
@@ -121,6 +127,7 @@ export class QuorumUnavailableError extends RedlockError implements AcquireFailu
     this.attempts = details.attempts;
     this.nodes = details.nodes;
     this.quorum = details.quorum;
+    this.retryAfterMs = details.retryAfterMs;
   }
 
   /**

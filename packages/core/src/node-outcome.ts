@@ -19,4 +19,10 @@ export interface NodeOutcome {
   readonly ttlMs?: number;
   /** For `error`/`timeout`: a short description. */
   readonly error?: string;
+  /**
+   * For `error`: the node restarted without its data and sits out its restart window (the
+   * restart rule); its answers count again in this many ms (0 when that is not known yet: its
+   * fencing counters are being raised). A wait the caller can plan for, not a node down.
+   */
+  readonly countsAgainInMs?: number;
 }

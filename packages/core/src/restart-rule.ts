@@ -29,6 +29,14 @@ export interface RestartRuleOptions {
 /** A node's answer that must not count toward a quorum. */
 export class NodeRestartedError extends Error {
   override readonly name = 'NodeRestartedError';
+
+  constructor(
+    message: string,
+    /** When the node's answers count again (ms from now), when the wait is known: its restart window. */
+    readonly countsInMs: number | undefined,
+  ) {
+    super(message);
+  }
 }
 
 class NodeState {
@@ -110,20 +118,27 @@ export class RestartRule {
 
   /** Why `node` does not count right now, or undefined when it does. */
   excluded(node: LockNode): string | undefined {
+    return this.exclusion(node)?.why;
+  }
+
+  /** Why `node` does not count right now and, during its restart window, in how many ms it will. */
+  private exclusion(node: LockNode): { why: string; countsInMs?: number } | undefined {
     const state = this.states.get(node);
     if (!state) return undefined;
-    if (state.failed !== undefined) return `its restart check failed (${state.failed}); it counts again once INFO answers`;
+    if (state.failed !== undefined) return { why: `its restart check failed (${state.failed}); it counts again once INFO answers` };
     if (state.blind || state.persistent) return undefined;
     const now = performance.now();
     const countsAt = state.startedAtMono + this.maxTtlMs;
     if (state.quarantined && now < countsAt) {
       this.sync(node, state);
       const ago = Math.round(now - state.startedAtMono);
-      return `restarted ${ago} ms ago without durable persistence: its grants count again in ${Math.ceil(countsAt - now)} ms (the restart rule: the largest TTL in use, ${this.maxTtlMs} ms, must pass first)`;
+      const countsInMs = Math.ceil(countsAt - now);
+      const why = `restarted ${ago} ms ago without durable persistence: its grants count again in ${countsInMs} ms (the restart rule: the largest TTL in use, ${this.maxTtlMs} ms, must pass first)`;
+      return { why, countsInMs };
     }
     if (state.needsSync) {
       this.sync(node, state);
-      return 'restarted without its data: its fencing counters are being raised from the other nodes';
+      return { why: 'restarted without its data: its fencing counters are being raised from the other nodes' };
     }
     state.quarantined = false;
     return undefined;
@@ -138,8 +153,8 @@ export class RestartRule {
   }
 
   private verdict<T>(node: LockNode, reply: T): T {
-    const why = this.excluded(node);
-    if (why !== undefined) throw new NodeRestartedError(why);
+    const out = this.exclusion(node);
+    if (out !== undefined) throw new NodeRestartedError(out.why, out.countsInMs);
     return reply;
   }
 

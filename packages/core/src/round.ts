@@ -1,6 +1,7 @@
 import type { LockNode, SendSlot } from './lock-node.js';
 import type { NodeOutcome, NodeStatus } from './node-outcome.js';
 import { describeNodeError } from './node-state.js';
+import { NodeRestartedError } from './restart-rule.js';
 
 /** What a script reply means for one node. */
 export interface ParsedReply<T> {
@@ -183,7 +184,13 @@ export function runRound<T>(
             parsed.value,
           );
         },
-        (err: unknown) => record(i, { node: node.label, status: isTimeout(err) ? 'timeout' : 'error', error: errorText(err) }),
+        (err: unknown) =>
+          record(
+            i,
+            err instanceof NodeRestartedError
+              ? { node: node.label, status: 'error', error: errorText(err), countsAgainInMs: err.countsInMs ?? 0 }
+              : { node: node.label, status: isTimeout(err) ? 'timeout' : 'error', error: errorText(err) },
+          ),
       );
     }
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a synchronous send failure can finish the round in the loop above

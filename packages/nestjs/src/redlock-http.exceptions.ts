@@ -4,8 +4,11 @@ import { LockKeyError } from './errors.js';
 import { setResponseHeader } from './http-response.js';
 import type { LockedStatus } from './redlock-options.js';
 
-/** Seconds for `Retry-After`, rounded up, from the holder's remaining TTL (undefined when unknown). */
-export function retryAfterSeconds(error: LockNotAcquiredError): number | undefined {
+/**
+ * Seconds for `Retry-After`, rounded up: from the holder's remaining TTL (contention), or from
+ * when the nodes in their restart window count again (no quorum). Undefined when unknown.
+ */
+export function retryAfterSeconds(error: LockNotAcquiredError | QuorumUnavailableError): number | undefined {
   return error.retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
 }
 
@@ -61,19 +64,25 @@ export class LockConflictException extends HttpException {
  */
 export class LockUnavailableException extends HttpException {
   readonly resources: readonly string[];
+  /** Seconds until a quorum of nodes counts again, when known (nodes in their restart window); also sent as `Retry-After`. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(resources: readonly string[], cause?: unknown) {
+  constructor(resources: readonly string[], cause?: unknown, retryAfterSeconds?: number) {
     super(
       {
         statusCode: HttpStatus.SERVICE_UNAVAILABLE,
         error: 'Service Unavailable',
-        message: 'The lock service is unavailable (no quorum of Redis nodes); the request was not run.',
+        message: `The lock service is unavailable (no quorum of Redis nodes); the request was not run${
+          retryAfterSeconds === undefined ? '' : `: retry in ${retryAfterSeconds} s`
+        }.`,
         resources,
+        ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
       },
       HttpStatus.SERVICE_UNAVAILABLE,
       cause === undefined ? undefined : { cause },
     );
     this.resources = resources;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -94,12 +103,13 @@ export const HTTP_MAPPED_LOCK_ERRORS = [
  * Anything else is returned unchanged.
  */
 export function toLockHttpException(error: unknown, lockedStatus: LockedStatus, response?: unknown): unknown {
-  if (error instanceof LockNotAcquiredError) {
+  if (error instanceof LockNotAcquiredError || error instanceof QuorumUnavailableError) {
     const seconds = retryAfterSeconds(error);
     if (seconds !== undefined && response !== undefined) setResponseHeader(response, 'Retry-After', String(seconds));
-    return new LockConflictException(error.resources, lockedStatus, seconds, error);
+    return error instanceof LockNotAcquiredError
+      ? new LockConflictException(error.resources, lockedStatus, seconds, error)
+      : new LockUnavailableException(error.resources, error, seconds);
   }
-  if (error instanceof QuorumUnavailableError) return new LockUnavailableException(error.resources, error);
   if (error instanceof LockLostError) return new LockConflictException(error.resources, lockedStatus, undefined, error);
   if (error instanceof StaleFencingTokenError) return new LockConflictException([error.resource], lockedStatus, undefined, error);
   if (error instanceof LockKeyError) return new BadRequestException(error.message, { cause: error });
