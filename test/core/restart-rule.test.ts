@@ -5,9 +5,16 @@
  * other nodes before it counts again. Real redis-server processes, killed and wiped.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { QuorumUnavailableError, Redlock, RedlockArgumentError, type Lock, type RedlockOptions } from '@redlock-nest/core';
+import {
+  QuorumUnavailableError,
+  Redlock,
+  RedlockArgumentError,
+  RedisFencedStore,
+  type Lock,
+  type RedlockOptions,
+} from '@redlock-nest/core';
 import { Redis } from 'ioredis';
-import { RedisCluster } from '../harness/redis-server.js';
+import { RedisCluster, RedisServer } from '../harness/redis-server.js';
 import { reachable, uniqueResource, until } from '../harness/test-utils.js';
 
 const OPTIONS: RedlockOptions = { onWarning: () => undefined, nodeTimeoutMs: 200 };
@@ -178,6 +185,80 @@ describe('the restart rule', () => {
     expect(failure.retryAfterMs).toBeLessThanOrEqual(30_000);
     expect(failure.nodes[0]!.countsAgainInMs).toBe(failure.retryAfterMs);
     expect(failure.message).toMatch(/timeoutMs outlasts the window/);
+  });
+
+  it('a majority restarted while a third node keeps its counters: a deadline past the window gets the lock after it, with a higher token', async () => {
+    cluster = await RedisCluster.start(3);
+    const r = redlock();
+    const resource = uniqueResource('majority-wait');
+    const first = await r.acquire(resource, 1_500, { fencing: true });
+    await first.release();
+    await restartEmpty([0, 1], [r]);
+    const second = await r.acquire(resource, 1_500, { fencing: true, timeoutMs: 20_000 });
+    expect(second.fencingToken! > first.fencingToken!).toBe(true);
+    await second.release();
+  });
+
+  it('a rolling restart, one node every ttl/2, under fenced acquisitions: none fails whose deadline outlasts its window, tokens only go up', async () => {
+    cluster = await RedisCluster.start(3);
+    const r = redlock();
+    const resource = uniqueResource('rolling');
+    const ttlMs = 1_000;
+    await (await r.acquire(resource, ttlMs, { fencing: true })).release();
+    let stop = false;
+    const tokens: bigint[] = [];
+    const failures: unknown[] = [];
+    const worker = (async () => {
+      while (!stop) {
+        try {
+          const lock = await r.acquire(resource, ttlMs, { fencing: true, timeoutMs: 10_000 });
+          tokens.push(lock.fencingToken!);
+          await lock.release();
+        } catch (err) {
+          failures.push(err);
+        }
+      }
+    })();
+    for (const i of [0, 1, 2]) {
+      await restartEmpty([i], []);
+      await new Promise((resolve) => setTimeout(resolve, ttlMs / 2)); // the rollout's pace, not a wait for an event
+    }
+    await reachable(r, 2);
+    const countBefore = tokens.length;
+    await until(() => tokens.length > countBefore + 3, 'acquisitions go on after the rollout', 15_000);
+    stop = true;
+    await worker;
+    expect(failures).toEqual([]);
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]! > tokens[i - 1]!).toBe(true);
+  }, 40_000);
+
+  it('when the only node that kept its counters is down, the restarted nodes count again after the window, and a fenced store refuses the older token', async () => {
+    cluster = await RedisCluster.start(3);
+    const storeServer = await RedisServer.start(); // the protected resource: not a lock node
+    const storeClient = new Redis(storeServer.url);
+    try {
+      const r = redlock();
+      const resource = uniqueResource('lone-counter');
+      const admin = cluster.urls.map((url) => new Redis(url));
+      await Promise.all(admin.map((c) => c.set(`redlock:fence:${resource}`, '1000')));
+      admin.forEach((c) => c.disconnect());
+      const first = await r.acquire(resource, 1_500, { fencing: true });
+      const store = new RedisFencedStore(storeClient);
+      await store.write(resource, 'first', first.fencingToken!);
+      await first.release();
+      // Nodes 0 and 1 restart empty; node 2, the one that remembers the counters, goes down.
+      await cluster.server(2).kill();
+      await restartEmpty([0, 1], [r]);
+      const second = await r.acquire(resource, 1_500, { fencing: true, timeoutMs: 20_000 });
+      expect(second.acquireNodes.filter((o) => o.status === 'ok')).toHaveLength(2);
+      // Its counters restarted: the token is below the first, and the resource says so.
+      expect(second.fencingToken! < first.fencingToken!).toBe(true);
+      await expect(store.write(resource, 'second', second.fencingToken!)).rejects.toMatchObject({ name: 'StaleFencingTokenError' });
+      await second.release();
+    } finally {
+      storeClient.disconnect();
+      await storeServer.stop();
+    }
   });
 
   it('a node with AOF and appendfsync always counts at once after a restart', async () => {

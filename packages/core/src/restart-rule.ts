@@ -137,7 +137,10 @@ export class RestartRule {
       return { why, countsInMs };
     }
     if (state.needsSync) {
-      this.sync(node, state);
+      // The window is over: with no node left to raise the counters from, it counts as it is.
+      this.sync(node, state, true);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- sync() may have cleared it
+      if (!state.needsSync) return undefined;
       return { why: 'restarted without its data: its fencing counters are being raised from the other nodes' };
     }
     state.quarantined = false;
@@ -239,12 +242,14 @@ export class RestartRule {
    * holds (found with SCAN), so a token handed out once it counts again is above every
    * token handed out before the restart. Retried on the next look at the node if it fails.
    */
-  private sync(node: LockNode, state: NodeState): void {
+  private sync(node: LockNode, state: NodeState, windowOver = false): void {
     if (!state.needsSync || state.syncing || this.closed) return;
     const sources = this.nodes.filter((other) => {
       if (other === node) return false;
       const s = this.states.get(other);
-      return s !== undefined && !s.needsSync && s.failed === undefined && !s.checking;
+      // A node not connected now cannot be read (its counters come back with it, or never).
+      const connected = other.client.status === undefined || other.client.status === 'ready';
+      return s !== undefined && !s.needsSync && s.failed === undefined && !s.checking && connected;
     });
     if (sources.length === 0) {
       // Every node lost its data: no counter survives anywhere to raise it from.
@@ -252,6 +257,14 @@ export class RestartRule {
         state.needsSync = false;
         this.options.onWarning(
           `every node restarted without its data: fencing counters restart from their current values on ${node.label}.`,
+        );
+      } else if (windowOver) {
+        // The nodes that kept their counters are down or unchecked, and the window has passed: every
+        // lock granted before the restart has expired, so the node may grant again. Its counters may
+        // be behind: a fenced resource refuses the older tokens (fencing checked by the resource).
+        state.needsSync = false;
+        this.options.onWarning(
+          `no node that kept its fencing counters answers: ${node.label} counts again after its restart window with the counters it has; fenced resources refuse tokens below the ones they saw.`,
         );
       }
       return;
