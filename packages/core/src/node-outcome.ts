@@ -26,3 +26,19 @@ export interface NodeOutcome {
    */
   readonly countsAgainInMs?: number;
 }
+
+/**
+ * A node's answer that must not count toward a quorum: the restart rule (restart-rule.ts) keeps
+ * the node out. A round records it as an `error` outcome with `countsAgainInMs`.
+ */
+export class NodeRestartedError extends Error {
+  override readonly name = 'NodeRestartedError';
+
+  constructor(
+    message: string,
+    /** When the node's answers count again (ms from now), when the wait is known: its restart window. */
+    readonly countsInMs: number | undefined,
+  ) {
+    super(message);
+  }
+}

@@ -16,6 +16,7 @@ import { syncsReplicas } from './replica-sync.js';
 import type { LockNode } from './lock-node.js';
 import { escapeGlob, fsyncAlways, greater, infoField, readCounters, type CommandClient } from './node-commands.js';
 import { raiseFenceOnNode } from './scripts/fence-raise.js';
+import { NodeRestartedError } from './node-outcome.js';
 
 /** What the rule needs of its Redlock. */
 export interface RestartRuleOptions {
@@ -24,19 +25,6 @@ export interface RestartRuleOptions {
   /** The largest TTL any client of these nodes uses; 0: the largest this Redlock has used. */
   readonly maxTtlMs: number;
   readonly onWarning: (message: string) => void;
-}
-
-/** A node's answer that must not count toward a quorum. */
-export class NodeRestartedError extends Error {
-  override readonly name = 'NodeRestartedError';
-
-  constructor(
-    message: string,
-    /** When the node's answers count again (ms from now), when the wait is known: its restart window. */
-    readonly countsInMs: number | undefined,
-  ) {
-    super(message);
-  }
 }
 
 class NodeState {

@@ -1,7 +1,6 @@
 import type { LockNode, SendSlot } from './lock-node.js';
-import type { NodeOutcome, NodeStatus } from './node-outcome.js';
+import { NodeRestartedError, type NodeOutcome, type NodeStatus } from './node-outcome.js';
 import { describeNodeError } from './node-state.js';
-import { NodeRestartedError } from './restart-rule.js';
 
 /** What a script reply means for one node. */
 export interface ParsedReply<T> {
