@@ -26,6 +26,7 @@ export const LOCK_NODE_ACL = [
   '+zpopmin',
   '+zcard',
   '+zscore',
+  '+zrem',
   '+subscribe',
   '+unsubscribe',
   '+info',

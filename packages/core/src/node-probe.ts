@@ -107,6 +107,7 @@ async function probeAcl(node: LockNode, names: KeyNames): Promise<{ denied: stri
         ['ZADD', waitersKey, 0, 'redlock-check'],
         ['ZCARD', waitersKey],
         ['ZSCORE', waitersKey, 'redlock-check'],
+        ['ZREM', waitersKey, 'redlock-check'],
         ['ZPOPMIN', waitersKey],
       ];
   const tries: Array<Array<string | number>> = [

@@ -502,7 +502,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     this.queueSettings = undefined;
     const text = err instanceof Error ? err.message : String(err);
     this.options.onWarning(
-      `the ACL user may not queue waiters (${text.slice(0, 120)}): waiters fall back to release notices on the key. Grant +zadd +zpopmin +zcard +zscore (docs/security.md).`,
+      `the ACL user may not queue waiters (${text.slice(0, 120)}): waiters fall back to release notices on the key. Grant +zadd +zpopmin +zcard +zscore +zrem (docs/security.md).`,
     );
   }
 
