@@ -59,6 +59,8 @@ export type RwFromChild = { type: 'ready' } | { type: 'done'; sections: RwSectio
 export interface RwPhase {
   readonly phase: string;
   readonly windows: string;
+  /** Sections of every kind released in the phase. */
+  readonly sections: number;
   readonly 'read min/window': number;
   readonly 'read mean/window': number;
   readonly 'write min/window': number;
@@ -108,6 +110,7 @@ function phaseOf(name: string, sections: readonly RwSection[], from: number, ms:
   return {
     phase: name,
     windows: String(windows),
+    sections: inPhase.length,
     'read min/window': Math.min(...side('read')),
     'read mean/window': mean(side('read')),
     'write min/window': Math.min(...side('write')),
