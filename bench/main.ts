@@ -227,7 +227,7 @@ try {
   if (want('semaphore')) {
     const sem = await semaphoreBench(nodes, { rounds: cfg.rounds, ops: cfg.latencyOps, durationMs: cfg.contMs });
     results.semaphore = sem;
-    report.track('semaphore: latency vs peer', sem.ratios.latencyVsPeer, 'higher', true);
+    report.track('semaphore: latency vs peer', sem.ratios.latencyVsPeer, 'higher', false);
     report.track('semaphore: contended sections/s vs peer', sem.ratios.rateVsPeer, 'higher', false);
     report.track('semaphore: contended commands vs peer', sem.ratios.commandsVsPeer, 'lower', true);
   }
