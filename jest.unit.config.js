@@ -10,6 +10,8 @@ export default {
   ...base,
   testMatch: [
     '<rootDir>/test/chaos/checker.test.ts', // the chaos history checker
+    '<rootDir>/test/bench/regression.test.ts', // the benchmark's regression guard
+    '<rootDir>/test/bench/read-write-windows.test.ts', // the read-write bench's windows and overlaps
     '<rootDir>/test/core/arguments.test.ts', // option and argument validation
     '<rootDir>/test/core/command-backlog.test.ts', // a node's client-side backlog
     '<rootDir>/test/cluster/hash-slot.test.ts', // cluster slots, hash tags, cluster entry validation

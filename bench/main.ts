@@ -8,12 +8,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { createContender, PEERS, TUNED, type Contender, type ContenderName, type Profile } from './contenders.js';
 import { BenchNodes } from './nodes.js';
+import type { GapPercentiles } from './handoff-log.js';
 import { median, rotate } from './stats.js';
 import { printTable, ratio } from './table.js';
 import { contend, type ContentionRun, type Shape } from './workloads/contention.js';
 import { heap } from './workloads/heap.js';
 import { semaphoreBench } from './workloads/semaphore.js';
-import { NEST_VARIANTS, nestRound, startNest, stopNest, type NestVariant } from './workloads/nest.js';
+import { nestBench } from './workloads/nest-table.js';
+import { readWrite, RW_VARIANTS } from './workloads/read-write.js';
+import { RunReport } from './report.js';
 import { extend, latency, throughput, type LatencyResult } from './workloads/uncontended.js';
 
 const quick = process.argv.includes('--quick');
@@ -24,6 +27,8 @@ const only = process.argv
 const cfg = quick
   ? { rounds: 2, latencyOps: 300, tpMs: 600, extendOps: 200, contRounds: 1, contMs: 1_500, nestOps: 300, heapCycles: 50_000 }
   : { rounds: 5, latencyOps: 2_000, tpMs: 2_000, extendOps: 1_000, contRounds: 2, contMs: 3_000, nestOps: 2_000, heapCycles: 1_000_000 };
+/** Each phase of the read-write run (healthy, then 2 of 5 nodes paused). */
+const rwPhaseMs = quick ? 5_000 : 15_000;
 const want = (section: string): boolean => !only || only.includes(section);
 /** `--shape=4x4`, `--profile=tuned`, `--libs=redlock-nest|redis-semaphore`: a narrower contention run, while tuning. */
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -32,6 +37,7 @@ const OURS: ContenderName = 'redlock-nest';
 const FLOOR: ContenderName = 'raw ioredis floor';
 const FLOOR_POLLING: ContenderName = 'raw floor, polling';
 const results: Record<string, unknown> = { quick, cpus: cpus().length, node: process.version, startedAt: new Date().toISOString() };
+const report = new RunReport({ quick, node: process.version });
 
 function log(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
@@ -81,6 +87,19 @@ async function uncontended(nodes: BenchNodes): Promise<void> {
       `64-worker throughput ${ours['vs best peer']}× the best peer\n`,
   );
   results.uncontended = rows;
+  const floorTp = median(tp.get(FLOOR)!);
+  const speed = names.map((name) => ({
+    library: name,
+    latencyVsFloor: floorP50 / median(lat.get(name)!.map((r) => r.p50Us)),
+    throughputVsFloor: median(tp.get(name)!) / floorTp,
+  }));
+  report.speedChart(
+    speed,
+    `medians of ${cfg.rounds} interleaved rounds, 5 local redis-servers, ${cpus().length} CPUs${quick ? ', --quick' : ''}`,
+  );
+  report.track('uncontended: latency vs floor', speed[0]!.latencyVsFloor, 'higher', false);
+  report.track('uncontended: 64-worker throughput vs floor', speed[0]!.throughputVsFloor, 'higher', false);
+  report.track('uncontended: 64-worker throughput vs best peer', median(tp.get(OURS)!) / bestPeerTp, 'higher', false);
 }
 
 /** Contention shapes run every time: one process × 16 workers, 4 × 4 and 8 × 2 (a multi-instance deployment). */
@@ -145,77 +164,26 @@ async function contention(nodes: BenchNodes, shape: Shape): Promise<void> {
       rows,
     );
     results[`contention ${label} ${profile}`] = rows;
-  }
-}
-
-/** Calls of one NestJS variant in a row before the next variant's turn. */
-const NEST_CHUNK = 100;
-
-async function nest(nodes: BenchNodes): Promise<void> {
-  const bench = await startNest(nodes.urls);
-  const rates = new Map<NestVariant, number[]>();
-  const cpu = new Map<NestVariant, number[]>();
-  try {
-    for (const v of NEST_VARIANTS) await nestRound(bench, v, 50);
-    // Within a round the variants take turns in chunks of NEST_CHUNK calls (the order rotating), so a
-    // change of load on a shared machine hits every variant alike instead of the one running then.
-    for (let round = 0; round < cfg.rounds; round++) {
-      log(`nest round ${round + 1}/${cfg.rounds}`);
-      const spent = new Map<NestVariant, { ms: number; cpuUs: number }>(NEST_VARIANTS.map((v) => [v, { ms: 0, cpuUs: 0 }]));
-      for (let chunk = 0; chunk < Math.ceil(cfg.nestOps / NEST_CHUNK); chunk++) {
-        for (const v of rotate(NEST_VARIANTS, round + chunk)) {
-          const r = await nestRound(bench, v, NEST_CHUNK);
-          const s = spent.get(v)!;
-          s.ms += (NEST_CHUNK * 1000) / r.rate;
-          s.cpuUs += r.cpuUs * NEST_CHUNK;
-        }
-      }
-      const calls = Math.ceil(cfg.nestOps / NEST_CHUNK) * NEST_CHUNK;
-      for (const [v, s] of spent) {
-        rates.set(v, [...(rates.get(v) ?? []), (calls * 1000) / s.ms]);
-        cpu.set(v, [...(cpu.get(v) ?? []), s.cpuUs / calls]);
-      }
-    }
-  } finally {
-    await stopNest(bench);
-  }
-  const base: Record<NestVariant, NestVariant> = {
-    'bare using()': 'bare using()',
-    '@WithLock': 'bare using()',
-    'HTTP bare using()': 'HTTP bare using()',
-    'HTTP no-op guard+interceptor': 'HTTP bare using()',
-    'HTTP @LockRoute': 'HTTP bare using()',
-  };
-  // Paired per round (the variants of one round ran interleaved), then the median of the
-  // rounds: drift of the machine between rounds cancels out.
-  const overhead = (v: NestVariant, against: NestVariant): string => {
-    const ours = rates.get(v)!;
-    const theirs = rates.get(against)!;
-    const perRound = ours.map((rate, i) => theirs[i]! / rate - 1);
-    return `${(median(perRound) * 100).toFixed(1)}%`;
-  };
-  // The same pairing on CPU time per call: what the layer costs in work, which waits and a loaded
-  // machine's scheduling blur less than the wall clock.
-  const cpuOverhead = (v: NestVariant, against: NestVariant): string => {
-    const theirs = cpu.get(against)!;
-    const perRound = cpu.get(v)!.map((us, i) => us / theirs[i]! - 1);
-    return `${(median(perRound) * 100).toFixed(1)}%`;
-  };
-  const rows = NEST_VARIANTS.map((v) => {
-    const rate = median(rates.get(v)!);
-    return {
-      variant: v,
-      'calls/s': rate,
-      'µs/call': 1e6 / rate,
-      'overhead vs bare': overhead(v, base[v]),
-      'vs no-op guard+interceptor': v === 'HTTP @LockRoute' ? overhead(v, 'HTTP no-op guard+interceptor') : '–',
-      'CPU µs/call': median(cpu.get(v)!),
-      'CPU vs bare': cpuOverhead(v, base[v]),
-      'CPU vs no-op': v === 'HTTP @LockRoute' ? cpuOverhead(v, 'HTTP no-op guard+interceptor') : '–',
+    const shapeId = `contention ${shape.processes}x${shape.workers} ${profile}`;
+    // 4 × 4 tuned: the one contention ratio that held across back-to-back quick runs (0.089–0.10).
+    const steady = shapeId === 'contention 4x4 tuned';
+    report.track(`${shapeId}: sections/s vs polling floor`, med(OURS, (r) => r.sectionsPerSec) / floorRate, 'higher', false);
+    report.track(`${shapeId}: gap vs best peer`, med(OURS, (r) => r.meanGapMs) / bestPeerGap, 'lower', steady);
+    report.track(`${shapeId}: commands vs fewest peer`, med(OURS, (r) => r.commandsPerSection) / fewestPeerCmds, 'lower', false);
+    // The gap distribution (across processes when there are several): each percentile is the median over the rounds.
+    const cross = shape.processes > 1;
+    const dist = (name: ContenderName): GapPercentiles => {
+      const ps = of(name)!.map((r) => (cross ? r.crossGapPercentiles : r.gapPercentiles));
+      const at = (k: keyof GapPercentiles): number => median(ps.map((p) => p[k]));
+      return { p10: at('p10'), p25: at('p25'), p50: at('p50'), p75: at('p75'), p90: at('p90'), p99: at('p99') };
     };
-  });
-  printTable('NestJS layer (sequential calls; overhead = extra time per call vs the bare using() of the same kind)', rows);
-  results.nest = rows;
+    report.gapChart(
+      `gaps-${shape.processes}x${shape.workers}-${profile}.svg`,
+      `Hand-off gaps${cross ? ' from one process to another' : ''}, ${label} on one key (${profile} retry timing)`,
+      `release → the next holder's acquire resolved, on a clock the processes share; ${cfg.contRounds} round(s) of ${cfg.contMs / 1000} s`,
+      CONTENDERS.filter((n) => of(n)).map((name) => ({ label: name, p: dist(name) })),
+    );
+  }
 }
 
 async function heapRun(nodes: BenchNodes): Promise<void> {
@@ -233,6 +201,22 @@ async function heapRun(nodes: BenchNodes): Promise<void> {
   results.heap = r;
 }
 
+async function readWriteRun(nodes: BenchNodes): Promise<void> {
+  const phases = [];
+  for (const variant of RW_VARIANTS) phases.push(...(await readWrite(nodes, rwPhaseMs, `rw:${Date.now()}`, variant, log)));
+  printTable(
+    `Read-write, 3 processes × (3 readers, 1 writer, 1 plain lock) on one key, ${rwPhaseMs / 1000} s per phase; ` +
+      'sections per 1-second window (min 0 = a side stalled), commands per section of any kind; overlaps must be 0',
+    phases.map((p) => ({ ...p })),
+  );
+  results.readwrite = phases;
+  for (const p of phases) report.track(`readwrite ${p.phase}: commands per section`, p['cmds/section'], 'lower', false);
+  // Pooled over the healthy phases of both variants: twice the sections, half the noise of either.
+  const healthy = phases.filter((p) => p.phase.endsWith('healthy'));
+  const pooled = healthy.reduce((sum, p) => sum + p['cmds/section'] * p.sections, 0) / healthy.reduce((sum, p) => sum + p.sections, 0);
+  report.track('readwrite healthy: commands per section', pooled, 'lower', true);
+}
+
 const nodes = await BenchNodes.start(5);
 const started = performance.now();
 try {
@@ -240,13 +224,27 @@ try {
   if (want('uncontended')) await uncontended(nodes);
   const shapes = SHAPES.filter((s) => (arg('shape') ?? `${s.processes}x${s.workers}`) === `${s.processes}x${s.workers}`);
   if (want('contention')) for (const shape of shapes) await contention(nodes, shape);
-  if (want('semaphore'))
-    results.semaphore = await semaphoreBench(nodes, { rounds: cfg.rounds, ops: cfg.latencyOps, durationMs: cfg.contMs });
-  if (want('nest')) await nest(nodes);
+  if (want('semaphore')) {
+    const sem = await semaphoreBench(nodes, { rounds: cfg.rounds, ops: cfg.latencyOps, durationMs: cfg.contMs });
+    results.semaphore = sem;
+    report.track('semaphore: latency vs peer', sem.ratios.latencyVsPeer, 'higher', false);
+    report.track('semaphore: contended sections/s vs peer', sem.ratios.rateVsPeer, 'higher', false);
+    report.track('semaphore: contended commands vs peer', sem.ratios.commandsVsPeer, 'lower', true);
+  }
+  if (want('nest')) {
+    const table = await nestBench(nodes.urls, cfg, log);
+    results.nest = table.rows;
+    report.track('nest: @WithLock rate vs bare using()', table.withLockVsBare, 'higher', false);
+    report.track('nest: @LockRoute rate vs no-op guard+interceptor', table.lockRouteVsNoop, 'higher', false);
+  }
   if (want('heap')) await heapRun(nodes);
+  // Last: it pauses two nodes (resumed before it returns).
+  if (want('readwrite')) await readWriteRun(nodes);
 } finally {
   await nodes.stop();
 }
 console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
 mkdirSync('.bench-results', { recursive: true });
+results.ratios = report.tracked;
 writeFileSync(`.bench-results/bench-${Date.now()}.json`, JSON.stringify(results, null, 2));
+process.exitCode = report.finish(process.argv);

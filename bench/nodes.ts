@@ -40,6 +40,16 @@ export class BenchNodes {
     return total;
   }
 
+  /** Freezes node `i` (SIGSTOP): its connections stay open, its commands hang. */
+  pause(i: number): void {
+    this.cluster.server(i).pause();
+  }
+
+  /** Unfreezes node `i` if it is paused. */
+  resume(i: number): void {
+    if (this.cluster.server(i).paused) this.cluster.server(i).resume();
+  }
+
   async stop(): Promise<void> {
     await Promise.all(this.admin.map((c) => c.quit()));
     await this.cluster.stop();

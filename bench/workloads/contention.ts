@@ -98,7 +98,7 @@ export async function contend(
     await Promise.all(finished);
     const elapsed = durationMs; // children report the sections released before the deadline
     const commands = await nodes.commands();
-    const result = summarize(sections, shape.processes * shape.workers, elapsed);
+    const result = summarize(sections, shape.processes * shape.workers, elapsed, shape.workers);
     return { ...result, commandsPerSection: commands / Math.max(1, result.sections), failures };
   } finally {
     await Promise.all(

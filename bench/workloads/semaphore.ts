@@ -107,7 +107,7 @@ async function contended(
 export async function semaphoreBench(
   nodes: BenchNodes,
   cfg: { rounds: number; ops: number; durationMs: number },
-): Promise<Record<string, unknown>> {
+): Promise<{ uncontended: unknown; contended: unknown; ratios: { latencyVsPeer: number; rateVsPeer: number; commandsVsPeer: number } }> {
   const names: Name[] = [OURS, PEER];
   const workers = 12;
   const permits = 3;
@@ -156,5 +156,11 @@ export async function semaphoreBench(
     `Semaphore, contended (${workers} workers, ${permits} permits, ${holdMs} ms held, library defaults; max holders must be ≤ ${permits})`,
     contRows,
   );
-  return { uncontended: latRows, contended: contRows };
+  const ours = cont.get(OURS)!;
+  const ratios = {
+    latencyVsPeer: peerP50 / median(lat.get(OURS)!.map((r) => r.p50Us)),
+    rateVsPeer: median(ours.map((x) => x.sectionsPerSec)) / peerRate,
+    commandsVsPeer: median(ours.map((x) => x.commandsPerSection)) / peerCmds,
+  };
+  return { uncontended: latRows, contended: contRows, ratios };
 }
