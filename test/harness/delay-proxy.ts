@@ -13,6 +13,7 @@ class DelayedPipe {
   constructor(
     private readonly to: Socket,
     private readonly delayMs: () => number,
+    private readonly held: () => boolean,
   ) {}
 
   push(chunk: Buffer): void {
@@ -26,13 +27,18 @@ class DelayedPipe {
     this.queue.length = 0;
   }
 
+  /** Called when the proxy stops holding: what waited goes out (its delay already counted). */
+  resume(): void {
+    this.schedule();
+  }
+
   private schedule(): void {
-    if (this.timer || this.queue.length === 0) return;
+    if (this.timer || this.queue.length === 0 || this.held()) return;
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
         // Everything due goes out; a busy event loop makes the timer late, never early.
-        while (this.queue.length > 0 && this.queue[0]!.due <= performance.now()) {
+        while (this.queue.length > 0 && this.queue[0]!.due <= performance.now() && !this.held()) {
           if (!this.to.destroyed) this.to.write(this.queue.shift()!.chunk);
           else this.queue.shift();
         }
@@ -53,6 +59,7 @@ class DelayedPipe {
 export class DelayProxy {
   private readonly sockets = new Set<Socket>();
   private readonly pipes = new Set<DelayedPipe>();
+  private holding = false;
 
   private constructor(
     private readonly server: Server,
@@ -81,6 +88,20 @@ export class DelayProxy {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  /**
+   * Holds everything in both directions until release(): a node that goes silent on a link
+   * that stays up, for as long as the test needs (no timing involved).
+   */
+  hold(): void {
+    this.holding = true;
+  }
+
+  /** Passes on what was held (in order) and stops holding. */
+  release(): void {
+    this.holding = false;
+    for (const pipe of this.pipes) pipe.resume();
+  }
+
   /** Stops listening and drops every connection. */
   async close(): Promise<void> {
     for (const pipe of this.pipes) pipe.stop();
@@ -91,8 +112,9 @@ export class DelayProxy {
   private forward(client: Socket, targetPort: number): void {
     const upstream = connect(targetPort, '127.0.0.1');
     const delay = (): number => this.delayMs;
-    const toServer = new DelayedPipe(upstream, delay);
-    const toClient = new DelayedPipe(client, delay);
+    const held = (): boolean => this.holding;
+    const toServer = new DelayedPipe(upstream, delay, held);
+    const toClient = new DelayedPipe(client, delay, held);
     for (const [socket, pipe, peer] of [
       [client, toServer, upstream],
       [upstream, toClient, client],

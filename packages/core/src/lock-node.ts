@@ -210,7 +210,8 @@ export class LockNode {
    * last reply read from the node if later. Redis answers one connection's commands in order,
    * so a node whose replies we are still reading is answering; a reply of ours not read yet
    * sits behind them, in our socket, when a burst keeps our event loop from reading it (the
-   * round's check runs after one poll phase, which reads only part of a large backlog). Not
+   * round's check runs after one poll phase, which reads only part of a large backlog), or on a
+   * slow link. So the ttl/3 cap bounds the wait on a silent node, not an attempt (README). Not
    * for a Redis Cluster node: its replies come from several masters, one of which may stop.
    */
   silentSince(since: number): number {
