@@ -60,6 +60,9 @@ export class DelayProxy {
   private readonly sockets = new Set<Socket>();
   private readonly pipes = new Set<DelayedPipe>();
   private holding = false;
+  /** hold() for the connections accepted from now on only (see holdNew). */
+  private holdingNew = false;
+  private readonly heldConnections = new Set<() => void>();
 
   private constructor(
     private readonly server: Server,
@@ -96,9 +99,20 @@ export class DelayProxy {
     this.holding = true;
   }
 
+  /**
+   * Holds the connections accepted from now on (until release()), and only those: a client's new
+   * connection (a subscriber opened later) stalls while its older ones keep working.
+   */
+  holdNew(): void {
+    this.holdingNew = true;
+  }
+
   /** Passes on what was held (in order) and stops holding. */
   release(): void {
     this.holding = false;
+    this.holdingNew = false;
+    for (const releaseOne of this.heldConnections) releaseOne();
+    this.heldConnections.clear();
     for (const pipe of this.pipes) pipe.resume();
   }
 
@@ -112,7 +126,9 @@ export class DelayProxy {
   private forward(client: Socket, targetPort: number): void {
     const upstream = connect(targetPort, '127.0.0.1');
     const delay = (): number => this.delayMs;
-    const held = (): boolean => this.holding;
+    let connectionHeld = this.holdingNew;
+    if (connectionHeld) this.heldConnections.add(() => (connectionHeld = false));
+    const held = (): boolean => this.holding || connectionHeld;
     const toServer = new DelayedPipe(upstream, delay, held);
     const toClient = new DelayedPipe(client, delay, held);
     for (const [socket, pipe, peer] of [
