@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError, Redlock, RedlockClosedError } from '@redlock-nest/core';
 import { Redis } from 'ioredis';
-import { aborted, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
+import { DelayProxy } from '../harness/delay-proxy.js';
+import { aborted, fastClient, nodeRedisClient, useFixture, lockKey, rejection, uniqueResource, until } from './helpers.js';
 
 describe('instance lifecycle', () => {
   const fx = useFixture(3);
@@ -36,6 +37,57 @@ describe('instance lifecycle', () => {
     expect(await connectedClients(0)).toBe(before + 1);
     await owning.close();
     await until(async () => (await connectedClients(0)) === before, 'the created connection was closed');
+  });
+
+  it('hands clients passed in back connected: close() waits for the connect it started on them', async () => {
+    // Regression (seen once under load): acquire and release need only a majority, so close()
+    // returned while the library's own connect of the slowest lazy client passed in was still
+    // under way, and the caller's next command on it (no offline queue) was refused. A slow link
+    // to node 2 makes that the normal case instead of a rare one.
+    const proxy = await DelayProxy.start(fx.cluster.server(2).port, 100);
+    const slow = fastClient(proxy.url);
+    try {
+      const clients = [fx.client(0), fx.client(1), slow];
+      const redlock = fx.redlock({}, clients);
+      await (await redlock.acquire(uniqueResource('slow-borrowed'), 30_000)).release();
+      await redlock.close();
+      for (const client of clients) expect(await client.ping()).toBe('PONG');
+    } finally {
+      slow.disconnect();
+      await proxy.close();
+    }
+  });
+
+  it('leaves no listeners behind on clients passed in, however many Redlocks used and closed them', async () => {
+    const clients = [0, 1, 2].map((i) => fx.client(i));
+    const events = ['ready', 'error', 'close', 'end'] as const;
+    const listeners = (): number[] => clients.flatMap((c) => events.map((e) => c.listenerCount(e)));
+    const before = listeners();
+    // More Redlocks than EventEmitter's default limit of 10 listeners per event: a leak would
+    // also show as a MaxListenersExceededWarning, which fails the test.
+    for (let i = 0; i < 12; i++) {
+      const redlock = fx.redlock({}, clients);
+      await (await redlock.acquire(uniqueResource('listeners'), 30_000)).release();
+      await redlock.close();
+    }
+    expect(listeners()).toEqual(before);
+  });
+
+  it('leaves no listeners behind on node-redis clients passed in either', async () => {
+    const clients = fx.urls.map((url) => nodeRedisClient(url));
+    try {
+      const events = ['ready', 'error', 'reconnecting', 'end'] as const;
+      const listeners = (): number[] => clients.flatMap((c) => events.map((e) => c.listenerCount(e)));
+      const before = listeners();
+      for (let i = 0; i < 12; i++) {
+        const redlock = fx.redlock({}, clients);
+        await (await redlock.acquire(uniqueResource('node-redis-listeners'), 30_000)).release();
+        await redlock.close();
+      }
+      expect(listeners()).toEqual(before);
+    } finally {
+      for (const client of clients) if (client.isOpen) client.destroy();
+    }
   });
 
   it('warns (through onWarning) about a client passed in whose options make failover slow, without secrets', () => {

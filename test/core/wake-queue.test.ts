@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redlock, type Lock, type RedlockOptions } from '@redlock-nest/core';
 import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
+import { arbiterOf } from '../../packages/core/src/arbiter-round.js';
 import { runScript } from '../harness/child-script.js';
+import { DelayProxy } from '../harness/delay-proxy.js';
 import { DEFAULT_PREFIX, uniqueResource, until, useFixture } from './helpers.js';
 
 /** Exposes the notifier, a protected member, to the tests. */
@@ -49,6 +51,18 @@ describe('addressed wake-ups (3 nodes)', () => {
     return until(
       () => redlock.notices.waitingFor(key) === 1 && redlock.notices.inQueue(key) && redlock.notices.stats.armed === 1,
       'the waiter is queued and parked',
+    );
+  }
+
+  /**
+   * Resolves once every command these Redlocks wrote was answered. A round resolves on a majority:
+   * the last node's command may still wait in its socket, and a server that reads two connections
+   * in one turn of its loop may run another client's INFO first (seen under a busy core).
+   */
+  function answered(...redlocks: Redlock[]): Promise<void> {
+    return until(
+      () => redlocks.every((r) => r.nodes.every((node) => Number.isNaN(node.unansweredSince()))),
+      'every command written was answered',
     );
   }
 
@@ -218,6 +232,40 @@ describe('addressed wake-ups (3 nodes)', () => {
     expect(reader.notices.stats.poll).toBe(0);
   });
 
+  it('a reader is not armed before its subscription on the key’s arbiter, where a plain release notifies alone', async () => {
+    // Regression (1 or 2 runs in 40 of the test above): the reader counted its channel armed on
+    // two nodes' confirmations, repeated its attempt, and the plain release's one notice, on the
+    // arbiter, came before the arbiter had its subscription: the reader slept until its poll.
+    // Here the reader's subscriber connection to the arbiter stalls until that notice went out.
+    const proxies = await Promise.all(fx.urls.map((_, i) => DelayProxy.start(fx.cluster.server(i).port, 0)));
+    const redlocks: Redlock[] = [];
+    try {
+      const urls = proxies.map((p) => p.url); // the same labels for both, so the same arbiter
+      const resource = uniqueResource('arbiter-notice');
+      const key = `${DEFAULT_PREFIX}lock:${resource}`;
+      const plainHolder = new ProbedRedlock(urls, { onWarning: () => undefined, nodeTimeoutMs: 200 });
+      const reader = new ProbedRedlock(urls, { onWarning: () => undefined, nodeTimeoutMs: 200 });
+      redlocks.push(plainHolder, reader);
+      const lock = await plainHolder.acquire(resource, 60_000);
+      const arbiter = arbiterOf(reader.nodes, key, Infinity);
+      await reader.connect();
+      proxies[arbiter]!.holdNew();
+      const reading = reader.acquire(resource, 60_000, { mode: 'read', retry: NEVER_POLL });
+      const others = [0, 1, 2].filter((i) => i !== arbiter);
+      await until(
+        () => reader.notices.waiting === 1 && others.every((i) => reader.notices.subscribedOn(key, i)),
+        'the reader waits, subscribed on the other nodes',
+      );
+      await lock.release(); // notifies on the arbiter only (nobody is queued)
+      proxies[arbiter]!.release();
+      await (await reading).release();
+      expect(reader.notices.stats.poll).toBe(0);
+    } finally {
+      await Promise.all(redlocks.map((r) => r.close()));
+      await Promise.all(proxies.map((p) => p.close()));
+    }
+  });
+
   it('a new acquisition of a process already queued waits for that process’ turn instead of racing the others', async () => {
     const resource = uniqueResource('no-barging');
     const holder = make();
@@ -235,9 +283,11 @@ describe('addressed wake-ups (3 nodes)', () => {
     const b = track('before', before.acquire(resource, 60_000, { retry: NEVER_POLL }));
     await parked(before, resource);
     // Queued already: this one sends nothing and waits behind its own process' first waiter.
+    await answered(holder, before, late);
     const commandsBefore = await lockCommands();
     const c = track('late-2', late.acquire(resource, 60_000, { retry: NEVER_POLL }));
     await until(() => late.notices.waitingFor(`${DEFAULT_PREFIX}lock:${resource}`) === 2, 'the second acquisition waits');
+    await answered(late);
     expect(await lockCommands()).toBe(commandsBefore);
     await first.release();
     await (await a).release();

@@ -129,6 +129,8 @@ export class LockNode {
   /** When the last reply (a result or a Redis error reply, not a client-side failure) was read. */
   private lastAnswerAt = -Infinity;
   private readonly cluster: boolean;
+  /** Listeners of ours on the client, removed by close(): a client passed in outlives this node. */
+  private readonly detach: Array<() => void> = [];
 
   /** `warn` receives one line when the node goes down (with the real cause) and one when it is back. */
   constructor(handle: ClientHandle, warn?: (message: string) => void) {
@@ -138,13 +140,18 @@ export class LockNode {
     this.connection = new NodeConnectionState(this.client, this.label, warn);
     this.cluster = (this.client as { isClusterClient?: boolean }).isClusterClient === true;
     // A reconnect may reach a restarted server with an empty script cache.
-    this.client.on?.('ready', () => {
+    this.listen('ready', () => {
       this.sentInFull.clear();
       const waiting = this.readyWaiters;
       this.readyWaiters = [];
       for (const notify of waiting) notify();
     });
-    this.client.on?.('error', () => guardSocketErrors(this.client));
+    this.listen('error', () => guardSocketErrors(this.client));
+  }
+
+  private listen(event: string, listener: () => void): void {
+    this.client.on?.(event, listener);
+    this.detach.push(() => this.client.removeListener?.(event, listener));
   }
 
   /** Connects a client this library created (or one passed in that never connected), once; a failed connect is retried on the next call. */
@@ -203,7 +210,8 @@ export class LockNode {
    * last reply read from the node if later. Redis answers one connection's commands in order,
    * so a node whose replies we are still reading is answering; a reply of ours not read yet
    * sits behind them, in our socket, when a burst keeps our event loop from reading it (the
-   * round's check runs after one poll phase, which reads only part of a large backlog). Not
+   * round's check runs after one poll phase, which reads only part of a large backlog), or on a
+   * slow link. So the ttl/3 cap bounds the wait on a silent node, not an attempt (README). Not
    * for a Redis Cluster node: its replies come from several masters, one of which may stop.
    */
   silentSince(since: number): number {
@@ -406,20 +414,46 @@ export class LockNode {
     clearTimeout(timer);
   }
 
-  /** Closes a client this library created; clients passed in are left open. */
+  /**
+   * Closes a client this library created. A client passed in stays open and is handed back
+   * as found: the connect this node started on it and the commands it sent have settled
+   * (bounded), and no listener of ours is left on it.
+   */
   async close(): Promise<void> {
     this.readyWaiters = [];
-    if (!this.owned || this.closed) return;
+    if (this.closed) return;
     this.closed = true;
-    const ready = this.client.status === 'ready';
     // How long the node may take to say anything at all: its connect timeout (its command
     // timeout is a late backstop, see commandBackstopMs), else the command timeout of a client that has none.
     const timeoutMs = this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000;
+    if (!this.owned) return this.handBack(timeoutMs * 2);
+    const ready = this.client.status === 'ready';
     // Let commands already under way land first: QUIT is written at once, while a
     // release may still wait to be written (corked, or behind a NOSCRIPT re-send) and
     // would be dropped, leaving the key locked until its TTL. Bounded: a paused node
     // must not hang close().
     if (ready) await this.settleInFlight(timeoutMs * 2);
     await endConnection(this.client, ready, timeoutMs * 2);
+  }
+
+  /**
+   * Acquire and release resolve on a majority, so the slowest node's connect (started by us on
+   * a lazy client passed in) may still be under way at close(): its owner's next command would
+   * then be refused (no offline queue). Wait for it, and for our commands on it, before handing
+   * the client back; then drop our listeners (they would pile up with every Redlock over it).
+   */
+  private async handBack(boundMs: number): Promise<void> {
+    const connecting = this.connecting;
+    if (connecting) {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
+      await Promise.race([connecting.catch(() => undefined), bound]);
+      clearTimeout(timer);
+    }
+    await this.settleInFlight(boundMs);
+    for (const off of this.detach.splice(0)) off();
+    this.connection.detach();
+    // An adapter (node-redis) removes the listeners it put on the client it wraps.
+    (this.client as { detach?: () => void }).detach?.();
   }
 }

@@ -88,7 +88,7 @@ export interface NodeClient {
   connect?(): Promise<void>;
   on?(event: string, listener: (...args: unknown[]) => void): unknown;
   once?(event: 'end', listener: () => void): unknown;
-  removeListener?(event: 'end', listener: () => void): unknown;
+  removeListener?(event: string, listener: (...args: unknown[]) => void): unknown;
   /**
    * A new connection to the same server, for release notices: a {@link SubscriberClient}
    * (typed loosely so clients whose own type declares more overloads fit). `lazyConnect` is

@@ -81,20 +81,35 @@ function statusOf(raw: NodeRedisClientLike, connectCalled: boolean): string {
  */
 class Forwarder extends EventEmitter {
   protected connectCalled: boolean;
+  /** Our listeners on the client we wrap, for detach(). */
+  private readonly forwarded: Array<[string, (...args: unknown[]) => void]> = [];
 
   constructor(protected readonly raw: NodeRedisClientLike) {
     super();
     this.connectCalled = raw.isOpen;
-    raw.on('ready', () => this.emit('ready'));
-    // node-redis throws an 'error' nobody listens to: this listener is always there.
-    raw.on('error', (err: unknown) => {
+    this.forward('ready', () => this.emit('ready'));
+    // node-redis throws an 'error' nobody listens to: this listener is always there (until detach()).
+    this.forward('error', (err: unknown) => {
       if (this.listenerCount('error') > 0) this.emit('error', err);
     });
-    raw.on('reconnecting', () => this.emit('close'));
-    raw.on('end', () => {
+    this.forward('reconnecting', () => this.emit('close'));
+    this.forward('end', () => {
       this.emit('close');
       this.emit('end');
     });
+  }
+
+  private forward(event: string, listener: (...args: unknown[]) => void): void {
+    this.forwarded.push([event, listener]);
+    this.raw.on(event, listener);
+  }
+
+  /**
+   * Removes our listeners from the client we wrap, when its Redlock closes: the client was
+   * passed in and outlives this adapter. Its owner keeps its own 'error' listener.
+   */
+  detach(): void {
+    for (const [event, listener] of this.forwarded.splice(0)) this.raw.off(event, listener);
   }
 
   get status(): string {

@@ -27,6 +27,7 @@ function isErrorLike(err: unknown): err is Error {
 interface EventSource {
   readonly status?: string;
   on?(event: string, listener: (...args: unknown[]) => void): unknown;
+  removeListener?(event: string, listener: (...args: unknown[]) => void): unknown;
 }
 
 /**
@@ -42,13 +43,19 @@ export class NodeConnectionState {
   private causeCode: string | undefined;
   /** When the "down" line was written (monotonic ms); undefined while up. */
   private downSince: number | undefined;
+  /** Our listeners on the client, for detach(). */
+  private readonly listeners: Array<[string, (...args: unknown[]) => void]> = [];
 
   constructor(
     private readonly client: EventSource,
     private readonly label: string,
     warn: ((message: string) => void) | undefined,
   ) {
-    client.on?.('error', (err: unknown) => {
+    const on = (event: string, listener: (...args: unknown[]) => void): void => {
+      this.listeners.push([event, listener]);
+      client.on?.(event, listener);
+    };
+    on('error', (err: unknown) => {
       this.cause = this.withAddress(describeNodeError(err));
       const code = (err as { code?: unknown } | null)?.code;
       this.causeCode = typeof code === 'string' ? code : undefined;
@@ -56,11 +63,11 @@ export class NodeConnectionState {
       this.downSince = performance.now();
       warn?.(`lock node ${label} is down (${this.cause}); it counts as failed until it reconnects.`);
     });
-    client.on?.('close', () => {
+    on('close', () => {
       // The server went away without a socket error (killed, restarted): the reconnect's error refines it.
       this.cause ??= `connection to ${label} lost`;
     });
-    client.on?.('ready', () => {
+    on('ready', () => {
       this.cause = undefined;
       this.causeCode = undefined;
       if (this.downSince === undefined) return;
@@ -68,6 +75,11 @@ export class NodeConnectionState {
       this.downSince = undefined;
       warn?.(`lock node ${label} is back up (down for ${downS < 10 ? downS.toFixed(1) : Math.round(downS)} s).`);
     });
+  }
+
+  /** Removes our listeners from the client (one passed in outlives its Redlock). */
+  detach(): void {
+    for (const [event, listener] of this.listeners.splice(0)) this.client.removeListener?.(event, listener);
   }
 
   /** A bare socket error code (`ECONNRESET`, `ETIMEDOUT`) gets the node's address, as `ECONNREFUSED 10.0.0.5:6379` has. */

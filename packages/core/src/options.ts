@@ -76,7 +76,9 @@ export interface RedlockOptions {
    * The longest a single node may take to answer a lock command before it counts as
    * "timed out" (and, for acquire, as "maybe held", so it is released). The effective
    * timeout is also capped at a third of the TTL. Measured from when the command is
-   * written to the node: the first connect and this process's own backlog do not count.
+   * written to the node (the first connect and this process's own backlog do not count), or
+   * from the node's last reply if later: a node still answering earlier commands is not silent,
+   * so over a slow link an attempt may last longer; its validity still counts from the write.
    * Default 500.
    */
   readonly nodeTimeoutMs?: number;

@@ -144,6 +144,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
         quorum: this.quorum,
         lingerMs: 3 * this.options.nodeTimeoutMs + 100,
         arbiterOf: (key) => arbiterOf(created, key, Infinity),
+        isDown: (node) => created[node]!.connection.isDown,
         wakesAll: readPhaseChannels(this.options.keyPrefix),
         ...(queue
           ? {

@@ -41,6 +41,8 @@ export interface ReleaseNotifierOptions {
   readonly addressed?: AddressedWakeups;
   /** The arbiter node of a key (arbiter-round.ts): its notice alone wakes a waiter. */
   readonly arbiterOf?: (key: string) => number;
+  /** Whether node `node` is known down: a channel arms without its subscription there. */
+  readonly isDown?: (node: number) => boolean;
   /** Channels whose notice wakes every waiter of this process, not one: a read phase opened (read-write-lock.ts). */
   readonly wakesAll?: (channel: string) => boolean;
 }
@@ -151,6 +153,7 @@ export class ReleaseNotifier {
   private readonly wake: WakeChannel | undefined;
   private readonly addressed: AddressedWakeups | undefined;
   private readonly arbiterOf: ((key: string) => number) | undefined;
+  private readonly isDown: ((node: number) => boolean) | undefined;
   private readonly wakesAll: ((channel: string) => boolean) | undefined;
   private readonly channels = new Map<string, Channel>();
   private readonly waiters = new WeakMap<readonly string[], WaiterState>();
@@ -179,6 +182,7 @@ export class ReleaseNotifier {
     this.attemptMs = options.lingerMs;
     this.addressed = options.addressed;
     this.arbiterOf = options.arbiterOf;
+    this.isDown = options.isDown;
     this.wakesAll = options.wakesAll;
     this.wake = options.addressed
       ? new WakeChannel(options.addressed.channel, clients.length, this.need, (channel) => {
@@ -242,6 +246,8 @@ export class ReleaseNotifier {
       this.waiters.set(keys, state);
     }
     const channels = keys.map((key) => this.channel(key, byTurn));
+    // An arbiter found down since the last confirmation no longer holds the channel back (see covers).
+    for (const c of channels) if (c.armedAt === Infinity && this.covers(c)) c.armedAt = now;
     let immediate: WakeReason | undefined;
     for (const c of channels) {
       // Our own release, sent before this attempt on the same connections, was already
@@ -608,7 +614,7 @@ export class ReleaseNotifier {
     if (!c || c.acked[node] === 1) return;
     c.acked[node] = 1;
     c.ackCount++;
-    if (c.ackCount === this.need) {
+    if (c.armedAt === Infinity && this.covers(c)) {
       c.armedAt = performance.now();
       // Waiters that arrived unarmed (or lost their arming to a reconnect) may have missed
       // a release: each repeats its attempt once, now under the subscription.
@@ -626,6 +632,19 @@ export class ReleaseNotifier {
       c.ackCount--;
       if (c.ackCount < this.need) c.armedAt = Infinity;
     }
+  }
+
+  /**
+   * Whether `c` may become armed: confirmed on n − quorum + 1 nodes (a release publishes on a
+   * quorum, and every quorum intersects them), and on the key's arbiter, where a plain lock's
+   * release (or a passed turn) publishes its notice alone when it woke no queued process. Armed
+   * without the arbiter, a read-write waiter repeated its attempt, then missed that one notice,
+   * published just before its subscription there was confirmed (1 or 2 runs in 40 of a test),
+   * and slept until its poll. A later loss of one node's subscription disarms only below the
+   * quorum rule, as before: a reconnect re-arms, and the poll is the safety net meanwhile.
+   */
+  private covers(c: Channel): boolean {
+    return c.ackCount >= this.need && (c.arbiter < 0 || c.acked[c.arbiter] === 1 || this.isDown?.(c.arbiter) === true);
   }
 
   /** One unref'd timer for all channels: drops those idle for `lingerMs`. */
