@@ -107,6 +107,34 @@ describe('redlock-nest CLI', () => {
     }
   });
 
+  it('check names a dead port ECONNREFUSED, and prints no progress line when no probe waits', async () => {
+    const gone = await RedisServer.start();
+    await gone.stop(); // nothing listens on its port now
+    const run = await cli(['check', '--nodes', `${good.url},${gone.url}`]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(new RegExp(`ERROR\\s+reachable\\s+not reachable: ECONNREFUSED 127\\.0\\.0\\.1:${gone.port}`));
+    expect(run.stdout).not.toContain('Connection is closed');
+    // The live node answers and the dead one refuses at once: nothing to wait for.
+    expect(run.stderr).not.toContain('probing:');
+  });
+
+  it('check with the same server listed twice prints the whole report with a duplicate ERROR row', async () => {
+    const run = await cli(['check', '--nodes', `${good.url},${good.url}`]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('redlock-nest check: 2 node(s), quorum 2');
+    expect(run.stdout).toMatch(/ok\s+reachable\s+Redis /);
+    expect(run.stdout).toContain(`127.0.0.1:${good.port} (nodes[1])`);
+    expect(run.stdout).toMatch(
+      new RegExp(`ERROR\\s+duplicate\\s+nodes\\[1\\] \\(127\\.0\\.0\\.1:${good.port}\\) is the same server as nodes\\[0\\]`),
+    );
+    expect(run.stdout).toContain('fix: list each independent server once');
+    expect(run.stdout).toMatch(/1 error\(s\), 0 warning\(s\)/);
+    const json = await cli(['check', '--json', '--nodes', `${good.url},${good.url}`]);
+    const report = JSON.parse(json.stdout) as { ok: boolean; findings: Array<{ check: string; level: string }> };
+    expect(report.ok).toBe(false);
+    expect(report.findings.filter((f) => f.level === 'error').map((f) => f.check)).toEqual(['duplicate']);
+  });
+
   it('no nodes, an unknown command, or release without --force: exit 2 with the usage', async () => {
     for (const args of [['check'], ['frobnicate', '--nodes', good.url], ['release', 'x', '--reason', 'r', '--nodes', good.url]]) {
       const run = await cli(args);

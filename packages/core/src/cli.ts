@@ -11,8 +11,10 @@
  * machine-readable output; `--prefix` is the Redlock `keyPrefix` (default `redlock:`).
  */
 import { parseArgs } from 'node:util';
-import { ProgressLine, formatCheck, formatInspection, formatRelease, toJson } from './cli-output.js';
+import { runCheck } from './cli-check.js';
+import { formatInspection, formatRelease, toJson } from './cli-output.js';
 import { watch } from './cli-watch.js';
+import type { RedlockOptions } from './options.js';
 import { Redlock } from './redlock.js';
 
 const USAGE = `usage: redlock-nest <command> [options]
@@ -77,20 +79,16 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
 
-  const redlock = new Redlock(urls, {
+  const options: RedlockOptions = {
     keyPrefix,
     restartRule: false,
     ...(timeout !== undefined ? { nodeTimeoutMs: timeout } : {}),
     onWarning: (m) => void process.stderr.write(`warning: ${m}\n`),
-  });
+  };
+  if (command === 'check') return runCheck(urls, options, values.json, print);
+  const redlock = new Redlock(urls, options);
   try {
     switch (command) {
-      case 'check': {
-        const progress = new ProgressLine(redlock.nodes.map((n) => n.label));
-        const report = await redlock.checkNodes({ onNodeDone: (node) => progress.done(node) }).finally(() => progress.stop());
-        print(values.json ? toJson({ quorum: redlock.quorum, ...report }) : formatCheck(report, redlock.quorum));
-        return report.ok ? 0 : 1;
-      }
       case 'inspect': {
         if (!resource) throw new UsageError('inspect needs a resource: redlock-nest inspect <resource>');
         const state = await redlock.inspect(resource);
