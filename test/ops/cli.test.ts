@@ -167,6 +167,66 @@ describe('redlock-nest CLI', () => {
     }
   });
 
+  it("inspect shows a read-write lock's readers and a semaphore's k of N permits, each holder as a hash", async () => {
+    const reading = uniqueResource('cli-rw');
+    const readers = [
+      await redlock(good.url).acquire(reading, 30_000, { mode: 'read' }),
+      await redlock(good.url).acquire(reading, 30_000, { mode: 'read' }),
+    ];
+    const rw = await cli(['inspect', reading, '--nodes', good.url]);
+    expect(rw.code).toBe(0);
+    expect(rw.stdout).toContain(`${reading}: read-locked by 2 reader(s) on a quorum (quorum 1)`);
+    expect(rw.stdout.match(/^ {2}reader {2}[0-9a-f]{12} {2}on 1 node\(s\)/gm)).toHaveLength(2);
+    expect(rw.stdout).toMatch(/read phase {2}ttl/);
+    expect(rw.stdout).not.toContain(readers[0]!.value);
+
+    const exporting = uniqueResource('cli-sem');
+    const permits = [
+      await redlock(good.url).acquire(exporting, 30_000, { permits: 3 }),
+      await redlock(good.url).acquire(exporting, 30_000, { permits: 3 }),
+    ];
+    const sem = await cli(['inspect', exporting, '--permits', '3', '--nodes', good.url]);
+    expect(sem.code).toBe(0);
+    expect(sem.stdout).toContain(`${exporting}: semaphore, 2 of 3 permit(s) in use on a quorum (quorum 1)`);
+    expect(sem.stdout.match(/^ {2}permit \d {2}[0-9a-f]{12} {2}on 1 node\(s\)/gm)).toHaveLength(2);
+    expect((await cli(['inspect', exporting, '--permits', 'x', '--nodes', good.url])).code).toBe(2);
+    await Promise.all([...readers, ...permits].map((l) => l.release()));
+  });
+
+  it('watch prints semaphore permits and readers as what they are', async () => {
+    const admin = new Redis(watched.url);
+    try {
+      await admin.config('SET', 'notify-keyspace-events', 'K$xz');
+      const child = start(['watch', '--json', '--nodes', watched.url]);
+      const out: string[] = [];
+      child.stdout.on('data', (d: Buffer) => out.push(d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await printed(child.stderr, /watching 1 node/);
+      const resource = uniqueResource('watched-primitives');
+      const seen = printed(child.stdout, /"released","resource":"[^"]+","primitive":"read"/);
+      const permit = await redlock(watched.url).acquire(resource, 10_000, { permits: 2 });
+      await permit.release();
+      const reader = await redlock(watched.url).acquire(resource, 10_000, { mode: 'read' });
+      await reader.release();
+      await seen;
+      const events = out
+        .join('')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { event: string; resource: string; primitive: string; permit?: number })
+        .filter((e) => e.resource === resource);
+      const semaphore = events.filter((e) => e.primitive === 'semaphore');
+      expect(semaphore.map((e) => e.event)).toEqual(['acquired', 'released']);
+      expect(semaphore.every((e) => e.permit === semaphore[0]!.permit && typeof e.permit === 'number')).toBe(true);
+      expect(events.filter((e) => e.primitive === 'read').map((e) => e.event)).toEqual(['acquired', 'released']);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      await admin.config('SET', 'notify-keyspace-events', 'K$x');
+      admin.disconnect();
+    }
+  });
+
   it('watch prints acquisitions and releases as they happen, and exits 0 on SIGINT', async () => {
     const child = start(['watch', '--json', '--nodes', watched.url]);
     const out: string[] = [];

@@ -3,7 +3,7 @@
  * `redlock-nest`: the operators' command line.
  *
  *   redlock-nest check                                   exit 1 when a finding is an error
- *   redlock-nest inspect <resource>
+ *   redlock-nest inspect <resource> [--permits n]
  *   redlock-nest release --force <resource> --reason "…"
  *   redlock-nest watch
  *
@@ -21,7 +21,8 @@ const USAGE = `usage: redlock-nest <command> [options]
 
 commands:
   check                              check every node; exit 1 when a finding is an error
-  inspect <resource>                 who holds <resource> on each node (owner as a short hash)
+  inspect <resource>                 who holds <resource> on each node (owner as a short hash): a lock,
+                                     a writer or readers, semaphore permits, queued waiters
   release --force <resource> --reason <text>
                                      free a stuck lock everywhere and raise its fencing counter
   watch                              print acquisitions and releases as they happen
@@ -30,6 +31,7 @@ options:
   --nodes <url[,url...]>             Redis nodes (repeatable); default: $REDLOCK_NODES
   --prefix <keyPrefix>               the Redlock keyPrefix (default redlock:)
   --timeout <ms>                     per-node timeout (default 500)
+  --permits <n>                      inspect: the semaphore's number of permits ("k of n in use")
   --json                             machine-readable output
   -h, --help                         this text`;
 
@@ -54,6 +56,7 @@ async function main(argv: readonly string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
       reason: { type: 'string' },
+      permits: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -91,7 +94,11 @@ async function main(argv: readonly string[]): Promise<number> {
     switch (command) {
       case 'inspect': {
         if (!resource) throw new UsageError('inspect needs a resource: redlock-nest inspect <resource>');
-        const state = await redlock.inspect(resource);
+        const permits = values.permits === undefined ? undefined : Number(values.permits);
+        if (permits !== undefined && !(Number.isInteger(permits) && permits > 0)) {
+          throw new UsageError(`--permits must be the semaphore's number of permits (a whole number), got ${values.permits}`);
+        }
+        const state = await redlock.inspect(resource, permits === undefined ? undefined : { permits });
         print(values.json ? toJson(state) : formatInspection(state));
         return 0;
       }
