@@ -4,6 +4,7 @@
  * addressed wake-up. Key layouts: scripts/read-write.ts, semaphore.ts, scripts/fair-acquire.ts,
  * scripts/wake-queue.ts. Owners are shown as hashes (see `ownerHash`), never as tokens.
  */
+import { isClusterClient } from './cluster-client.js';
 import type { KeyNames } from './hash-slot.js';
 import { defineScript, type LockNode } from './lock-node.js';
 import { escapeGlob } from './node-commands.js';
@@ -83,6 +84,8 @@ type Reply = [string, string[], number, number, string[], number, Array<[string 
 
 /** Slot keys of `prefix` present on `node` (SCAN: walks the keyspace; give the permits to avoid it). */
 async function scanSlots(node: LockNode, prefix: string): Promise<string[]> {
+  // A Redis Cluster's keyspace is split over its masters: there the size must be given.
+  if (isClusterClient(node.client)) return [];
   const client = node.client as { call?: (...args: Array<string | number>) => Promise<unknown> };
   if (!client.call) return [];
   const found: string[] = [];
