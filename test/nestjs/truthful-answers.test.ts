@@ -10,6 +10,7 @@ import { Test } from '@nestjs/testing';
 import { StaleFencingTokenError, type ReleaseEvent } from '@redlock-nest/core';
 import { currentLock, RedlockModule, RedlockService, WithLock, WithSemaphore } from '@redlock-nest/nestjs';
 import request from 'supertest';
+import { RecentHolds } from '../../packages/nestjs/src/recent-holds.js';
 import { RedisCluster } from '../harness/redis-server.js';
 import { deferred, RecordingLogger, unique, until, type Deferred } from './helpers.js';
 
@@ -136,6 +137,17 @@ describe('truthful HTTP answers', () => {
     expect(Number(busy.headers['retry-after'])).toBe(expected);
     expect(expected).toBeLessThanOrEqual(2);
     expect(busy.body.message).toBe(`all 2 permits of ${resource} are in use; retry in ${expected} s.`);
+  });
+
+  it('remembers the hold times of the last 1,000 resources released, and takes the longest for several', () => {
+    const holds = new RecentHolds();
+    for (let i = 0; i <= 1_000; i++) holds.note([`r:${i}`], i);
+    expect(holds.typicalMs(['r:0'])).toBeUndefined(); // the oldest was forgotten
+    expect(holds.typicalMs(['r:1'])).toBe(1);
+    holds.note(['r:1'], 11); // moves 30 % of the way
+    expect(holds.typicalMs(['r:1'])).toBe(4);
+    expect(holds.typicalMs(['r:1', 'r:500'])).toBe(500);
+    expect(holds.typicalMs(['r:1', 'never'])).toBeUndefined();
   });
 
   it('answers a write refused by a fence with 409 Stale Fencing Token, saying why, and logs a warning', async () => {
