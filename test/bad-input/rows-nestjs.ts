@@ -79,6 +79,21 @@ export const nestjsRows: readonly BadInputRow[] = [
   },
   {
     layer: 'nestjs',
+    name: '@WithLock with permits (a JavaScript caller): a semaphore is @WithSemaphore',
+    run: () => {
+      const options = { permits: 2 } as Record<string, unknown>;
+      class Broken {
+        @WithLock('export:<id>', options)
+        async run(id: string): Promise<string> {
+          return id;
+        }
+      }
+      return Broken;
+    },
+    rejects: { error: RedlockArgumentError, fix: /use @WithSemaphore\(key, \{ permits: 2 \}\)/ },
+  },
+  {
+    layer: 'nestjs',
     name: '@WithLock template resolving to undefined',
     run: (c) => withApp(c, (orders) => orders.pay(undefined)),
     rejects: { error: LockKeyError, fix: /<id>/ },

@@ -4,7 +4,7 @@
  * killed, paused or restarted empty.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockLostError, RedlockArgumentError, type Redlock } from '@redlock-nest/core';
+import { LockLostError, LockNotAcquiredError, RedlockArgumentError, type Redlock } from '@redlock-nest/core';
 import { DEFAULT_PREFIX, rejection, uniqueResource, until, useFixture } from './helpers.js';
 import { heal, hold, inject, maxOverlap, type Fault, type Interval } from './intervals.js';
 
@@ -22,6 +22,11 @@ describe('semaphore', () => {
     for (let i = 0; i < 3; i++) held.push(await redlock.acquire(resource, 10_000, { permits: 3 }));
     expect(new Set(held.map((l) => l.value)).size).toBe(3);
     expect(await redlock.tryAcquire(resource, 10_000, { permits: 3 })).toBeNull();
+    // A full semaphore says so, with its size (the Nest layer answers "all 3 permits of … are in use").
+    const full = await rejection(redlock.acquire(resource, 10_000, { permits: 3, retry: false }));
+    expect(full).toBeInstanceOf(LockNotAcquiredError);
+    expect(full.permits).toBe(3);
+    expect(full.message).toContain('all 3 permits are in use');
     // A semaphore is not the lock of the same name.
     const lock = await redlock.acquire(resource, 10_000);
     await lock.release();

@@ -77,6 +77,11 @@ describe('EtcdLocks', () => {
     const first = await locks.acquire(resource, 5_000, { permits: 2 });
     const second = await locks.acquire(resource, 5_000, { permits: 2 });
     expect(await locks.tryAcquire(resource, 5_000, { permits: 2 })).toBeNull();
+    // A full semaphore says so (an HTTP answer names its permits), unlike a held lock.
+    const full = await rejection(locks.acquire(resource, 5_000, { permits: 2, retry: false }));
+    expect(full).toBeInstanceOf(LockNotAcquiredError);
+    expect(full.permits).toBe(2);
+    expect(full.message).toContain('all 2 permits are in use');
     // Semaphores are apart from locks of the same name.
     const plain = await locks.acquire(resource, 5_000);
     const third = locks.acquire(resource, 5_000, { permits: 2, timeoutMs: 10_000 });

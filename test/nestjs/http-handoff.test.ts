@@ -23,7 +23,7 @@ import {
 import { BaseExceptionFilter } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { LockRoute, RedlockModule } from '@redlock-nest/nestjs';
+import { LockRoute, RedlockGuard, RedlockModule, WithSemaphore } from '@redlock-nest/nestjs';
 import type { Redis } from 'ioredis';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import request from 'supertest';
@@ -111,7 +111,9 @@ class HandoffController {
   @UseGuards(LaterGuard)
   @Post('permit/:id')
   @HttpCode(200)
-  @LockRoute('permit:<id>', { permits: 1 })
+  // A semaphore is @WithSemaphore's (not @LockRoute's): RedlockGuard acquires its permit before the later guard.
+  @UseGuards(RedlockGuard)
+  @WithSemaphore('permit:<id>', { permits: 1 })
   async permit(@Param('id') id: string, @Headers('x-req') req: string) {
     const end = runs.begin(`permit:${id}`, req);
     await points.pass(`handler:${req}`);
@@ -188,7 +190,7 @@ describe.each(adapters)('route lock hand-off (%s)', (name, makeAdapter) => {
   const primitives: Array<[string, string, string, (resource: string) => string]> = [
     ['a lock', '/handoff', 'handoff', lockKey],
     ["a read lock ({ mode: 'read' })", '/handoff/read', 'read', lockKey], // readers mark the lock key
-    ['a semaphore permit ({ permits: 1 })', '/handoff/permit', 'permit', (r) => `redlock:semaphore:${r}:0`],
+    ['a semaphore permit (@WithSemaphore, { permits: 1 })', '/handoff/permit', 'permit', (r) => `redlock:semaphore:${r}:0`],
     ['a fair lock ({ fair: true })', '/handoff/fair', 'fair', lockKey],
   ];
 

@@ -184,4 +184,24 @@ describe('read-write locks and semaphores in Nest', () => {
       /mode must be 'read' or 'write'/,
     );
   });
+
+  it('refuses permits on @WithLock and @LockRoute (JavaScript callers) when the class is defined, naming @WithSemaphore', () => {
+    const method = { value: async () => undefined };
+    const options = { permits: 2 } as Record<string, unknown>;
+    for (const decorate of [
+      () => WithLock('export:<id>', options)(Config.prototype, 'read', method),
+      () => LockRoute('export:<id>', options)(Config.prototype, 'read', method),
+    ]) {
+      let thrown: unknown;
+      try {
+        decorate();
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toBeInstanceOf(RedlockArgumentError);
+      expect(String((thrown as Error).message)).toMatch(
+        /permits is an option of @WithSemaphore only; use @WithSemaphore\(key, \{ permits: 2 \}\)/,
+      );
+    }
+  });
 });

@@ -107,6 +107,34 @@ describe('redlock-nest CLI', () => {
     }
   });
 
+  it('check names a dead port ECONNREFUSED, and prints no progress line when no probe waits', async () => {
+    const gone = await RedisServer.start();
+    await gone.stop(); // nothing listens on its port now
+    const run = await cli(['check', '--nodes', `${good.url},${gone.url}`]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(new RegExp(`ERROR\\s+reachable\\s+not reachable: ECONNREFUSED 127\\.0\\.0\\.1:${gone.port}`));
+    expect(run.stdout).not.toContain('Connection is closed');
+    // The live node answers and the dead one refuses at once: nothing to wait for.
+    expect(run.stderr).not.toContain('probing:');
+  });
+
+  it('check with the same server listed twice prints the whole report with a duplicate ERROR row', async () => {
+    const run = await cli(['check', '--nodes', `${good.url},${good.url}`]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('redlock-nest check: 2 node(s), quorum 2');
+    expect(run.stdout).toMatch(/ok\s+reachable\s+Redis /);
+    expect(run.stdout).toContain(`127.0.0.1:${good.port} (nodes[1])`);
+    expect(run.stdout).toMatch(
+      new RegExp(`ERROR\\s+duplicate\\s+nodes\\[1\\] \\(127\\.0\\.0\\.1:${good.port}\\) is the same server as nodes\\[0\\]`),
+    );
+    expect(run.stdout).toContain('fix: list each independent server once');
+    expect(run.stdout).toMatch(/1 error\(s\), 0 warning\(s\)/);
+    const json = await cli(['check', '--json', '--nodes', `${good.url},${good.url}`]);
+    const report = JSON.parse(json.stdout) as { ok: boolean; findings: Array<{ check: string; level: string }> };
+    expect(report.ok).toBe(false);
+    expect(report.findings.filter((f) => f.level === 'error').map((f) => f.check)).toEqual(['duplicate']);
+  });
+
   it('no nodes, an unknown command, or release without --force: exit 2 with the usage', async () => {
     for (const args of [['check'], ['frobnicate', '--nodes', good.url], ['release', 'x', '--reason', 'r', '--nodes', good.url]]) {
       const run = await cli(args);
@@ -135,6 +163,66 @@ describe('redlock-nest CLI', () => {
     try {
       expect(await admin.get(`redlock:lock:${resource}`)).toBeNull();
     } finally {
+      admin.disconnect();
+    }
+  });
+
+  it("inspect shows a read-write lock's readers and a semaphore's k of N permits, each holder as a hash", async () => {
+    const reading = uniqueResource('cli-rw');
+    const readers = [
+      await redlock(good.url).acquire(reading, 30_000, { mode: 'read' }),
+      await redlock(good.url).acquire(reading, 30_000, { mode: 'read' }),
+    ];
+    const rw = await cli(['inspect', reading, '--nodes', good.url]);
+    expect(rw.code).toBe(0);
+    expect(rw.stdout).toContain(`${reading}: read-locked by 2 reader(s) on a quorum (quorum 1)`);
+    expect(rw.stdout.match(/^ {2}reader {2}[0-9a-f]{12} {2}on 1 node\(s\)/gm)).toHaveLength(2);
+    expect(rw.stdout).toMatch(/read phase {2}ttl/);
+    expect(rw.stdout).not.toContain(readers[0]!.value);
+
+    const exporting = uniqueResource('cli-sem');
+    const permits = [
+      await redlock(good.url).acquire(exporting, 30_000, { permits: 3 }),
+      await redlock(good.url).acquire(exporting, 30_000, { permits: 3 }),
+    ];
+    const sem = await cli(['inspect', exporting, '--permits', '3', '--nodes', good.url]);
+    expect(sem.code).toBe(0);
+    expect(sem.stdout).toContain(`${exporting}: semaphore, 2 of 3 permit(s) in use on a quorum (quorum 1)`);
+    expect(sem.stdout.match(/^ {2}permit \d {2}[0-9a-f]{12} {2}on 1 node\(s\)/gm)).toHaveLength(2);
+    expect((await cli(['inspect', exporting, '--permits', 'x', '--nodes', good.url])).code).toBe(2);
+    await Promise.all([...readers, ...permits].map((l) => l.release()));
+  });
+
+  it('watch prints semaphore permits and readers as what they are', async () => {
+    const admin = new Redis(watched.url);
+    try {
+      await admin.config('SET', 'notify-keyspace-events', 'K$xz');
+      const child = start(['watch', '--json', '--nodes', watched.url]);
+      const out: string[] = [];
+      child.stdout.on('data', (d: Buffer) => out.push(d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await printed(child.stderr, /watching 1 node/);
+      const resource = uniqueResource('watched-primitives');
+      const seen = printed(child.stdout, /"released","resource":"[^"]+","primitive":"read"/);
+      const permit = await redlock(watched.url).acquire(resource, 10_000, { permits: 2 });
+      await permit.release();
+      const reader = await redlock(watched.url).acquire(resource, 10_000, { mode: 'read' });
+      await reader.release();
+      await seen;
+      const events = out
+        .join('')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { event: string; resource: string; primitive: string; permit?: number })
+        .filter((e) => e.resource === resource);
+      const semaphore = events.filter((e) => e.primitive === 'semaphore');
+      expect(semaphore.map((e) => e.event)).toEqual(['acquired', 'released']);
+      expect(semaphore.every((e) => e.permit === semaphore[0]!.permit && typeof e.permit === 'number')).toBe(true);
+      expect(events.filter((e) => e.primitive === 'read').map((e) => e.event)).toEqual(['acquired', 'released']);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      await admin.config('SET', 'notify-keyspace-events', 'K$x');
       admin.disconnect();
     }
   });

@@ -5,7 +5,7 @@
  * Each `@ts-expect-error` line fails the type-check if the decorator starts accepting it.
  */
 import { applyDecorators, Injectable, Post } from '@nestjs/common';
-import { WithLock, type WithLockDecorator } from '@redlock-nest/nestjs';
+import { LockRoute, WithLock, WithSemaphore, type WithLockDecorator } from '@redlock-nest/nestjs';
 import { Observable, of } from 'rxjs';
 
 @Injectable()
@@ -71,3 +71,26 @@ export const LockedPost = (path: string): MethodDecorator => applyDecorators(Pos
 // @ts-expect-error without the cast, the typed decorator is not an untyped MethodDecorator
 export const untyped: MethodDecorator = WithLock('x');
 export const decorator: WithLockDecorator = WithLock('x');
+
+// `permits` is @WithSemaphore's only: on @WithLock or @LockRoute it would silently make a semaphore
+// (or, before this was refused, an option nobody reads). Each line fails the type-check if accepted.
+@Injectable()
+export class NotSemaphores {
+  // @ts-expect-error permits belongs to @WithSemaphore
+  @WithLock('export:<id>', { permits: 2 })
+  async run(id: string): Promise<string> {
+    return id;
+  }
+
+  @Post('export/:id')
+  // @ts-expect-error permits belongs to @WithSemaphore
+  @LockRoute('export:<id>', { permits: 2 })
+  async route(id: string): Promise<string> {
+    return id;
+  }
+
+  @WithSemaphore('export:<id>', { permits: 2 })
+  async semaphore(id: string): Promise<string> {
+    return id;
+  }
+}

@@ -123,6 +123,8 @@ export async function runAcquireLoop(loop: AcquireLoop): Promise<Lock> {
         nodes: result.nodes,
         retryAfterMs,
         waitedMs: performance.now() - started,
+        // A full semaphore is told apart from a held lock (the HTTP answer names the permits).
+        ...(opts.permits !== undefined ? { permits: opts.permits } : {}),
       });
     }
     // Held by this instance now (a local waiter won): wait for its hand-off, not for a notice.

@@ -29,19 +29,51 @@ export function formatCheck(report: NodeCheckReport, quorum: number): string {
   return lines.join('\n');
 }
 
+const seconds = (ms: number): string => `${(ms / 1_000).toFixed(1)} s`;
+
+/** What holds the resource, as a quorum sees it: the first line of `inspect`. */
+function headline(state: LockInspection): string {
+  const held = state.nodes.filter((n) => n.held && !n.readPhase).length;
+  const of = `quorum ${state.quorum}`;
+  if (state.holder) return `${state.resource}: held by ${state.holder} on ${held}/${state.nodes.length} node(s) (${of})`;
+  if (state.readers) return `${state.resource}: read-locked by ${state.readers.count} reader(s) on a quorum (${of})`;
+  if (state.permits && (state.permits.held > 0 || state.permits.of !== undefined)) {
+    const size = state.permits.of === undefined ? '' : ` of ${state.permits.of}`;
+    return `${state.resource}: semaphore, ${state.permits.held}${size} permit(s) in use on a quorum (${of})`;
+  }
+  return `${state.resource}: not held by any owner on a quorum (${held}/${state.nodes.length} node(s) have a key, ${of})`;
+}
+
+/** The holders and queues of the primitives, one line each. */
+function primitiveLines(state: LockInspection): string[] {
+  const lines: string[] = [];
+  for (const r of state.readers?.holders ?? []) lines.push(`  reader  ${r.owner}  on ${r.nodes} node(s)  ttl ${seconds(r.ttlMs)}`);
+  if (state.writersWaiting) lines.push(`  writers waiting: ${state.writersWaiting} (new readers wait behind them)`);
+  for (const p of state.permits?.holders ?? [])
+    lines.push(`  permit ${p.slot}  ${p.owner}  on ${p.nodes} node(s)  ttl ${seconds(p.ttlMs)}`);
+  if (state.fairQueue) lines.push(`  fair queue (next first): ${state.fairQueue.join(', ')}`);
+  if (state.queued) lines.push(`  processes queued for the release: ${state.queued}`);
+  return lines;
+}
+
 export function formatInspection(state: LockInspection): string {
-  const held = state.nodes.filter((n) => n.held).length;
-  const head = state.holder
-    ? `${state.resource}: held by ${state.holder} on ${held}/${state.nodes.length} node(s) (quorum ${state.quorum})`
-    : `${state.resource}: not held by any owner on a quorum (${held}/${state.nodes.length} node(s) have a key, quorum ${state.quorum})`;
   const rows = state.nodes.map((n) => {
     if (!n.reachable) return `  ${n.node}  unreachable: ${n.error ?? ''}`;
-    const parts = [n.held ? `held  ttl ${(n.ttlMs! / 1_000).toFixed(1)} s  owner ${n.owner}` : 'free'];
+    const parts = [
+      n.readPhase ? `read phase  ttl ${seconds(n.ttlMs!)}` : n.held ? `held  ttl ${seconds(n.ttlMs!)}  owner ${n.owner}` : 'free',
+    ];
+    const p = n.primitives;
+    if (p?.readers) parts.push(`readers ${p.readers.length}`);
+    if (p?.writersWaiting) parts.push(`writers waiting ${p.writersWaiting}`);
+    if (p?.readersQueued) parts.push(`readers queued ${p.readersQueued}`);
+    if (p?.permits) parts.push(`permits ${p.permits.map((x) => x.slot).join(',')}`);
+    if (p?.fairQueue) parts.push(`fair queue ${p.fairQueue.length}`);
+    if (p?.queued) parts.push(`queued ${p.queued}`);
     if (n.fencingCounter !== undefined) parts.push(`fence ${n.fencingCounter}`);
     if (n.waiters !== undefined) parts.push(`waiters ${n.waiters}`);
     return `  ${n.node}  ${parts.join('  ')}`;
   });
-  return [head, ...rows].join('\n');
+  return [headline(state), ...primitiveLines(state), ...rows].join('\n');
 }
 
 export function formatRelease(result: ForceReleaseResult, reason: string): string {

@@ -3,7 +3,7 @@
  * `redlock-nest`: the operators' command line.
  *
  *   redlock-nest check                                   exit 1 when a finding is an error
- *   redlock-nest inspect <resource>
+ *   redlock-nest inspect <resource> [--permits n]
  *   redlock-nest release --force <resource> --reason "…"
  *   redlock-nest watch
  *
@@ -11,15 +11,18 @@
  * machine-readable output; `--prefix` is the Redlock `keyPrefix` (default `redlock:`).
  */
 import { parseArgs } from 'node:util';
-import { ProgressLine, formatCheck, formatInspection, formatRelease, toJson } from './cli-output.js';
+import { runCheck } from './cli-check.js';
+import { formatInspection, formatRelease, toJson } from './cli-output.js';
 import { watch } from './cli-watch.js';
+import type { RedlockOptions } from './options.js';
 import { Redlock } from './redlock.js';
 
 const USAGE = `usage: redlock-nest <command> [options]
 
 commands:
   check                              check every node; exit 1 when a finding is an error
-  inspect <resource>                 who holds <resource> on each node (owner as a short hash)
+  inspect <resource>                 who holds <resource> on each node (owner as a short hash): a lock,
+                                     a writer or readers, semaphore permits, queued waiters
   release --force <resource> --reason <text>
                                      free a stuck lock everywhere and raise its fencing counter
   watch                              print acquisitions and releases as they happen
@@ -28,6 +31,7 @@ options:
   --nodes <url[,url...]>             Redis nodes (repeatable); default: $REDLOCK_NODES
   --prefix <keyPrefix>               the Redlock keyPrefix (default redlock:)
   --timeout <ms>                     per-node timeout (default 500)
+  --permits <n>                      inspect: the semaphore's number of permits ("k of n in use")
   --json                             machine-readable output
   -h, --help                         this text`;
 
@@ -52,6 +56,7 @@ async function main(argv: readonly string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
       reason: { type: 'string' },
+      permits: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -77,23 +82,23 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
 
-  const redlock = new Redlock(urls, {
+  const options: RedlockOptions = {
     keyPrefix,
     restartRule: false,
     ...(timeout !== undefined ? { nodeTimeoutMs: timeout } : {}),
     onWarning: (m) => void process.stderr.write(`warning: ${m}\n`),
-  });
+  };
+  if (command === 'check') return runCheck(urls, options, values.json, print);
+  const redlock = new Redlock(urls, options);
   try {
     switch (command) {
-      case 'check': {
-        const progress = new ProgressLine(redlock.nodes.map((n) => n.label));
-        const report = await redlock.checkNodes({ onNodeDone: (node) => progress.done(node) }).finally(() => progress.stop());
-        print(values.json ? toJson({ quorum: redlock.quorum, ...report }) : formatCheck(report, redlock.quorum));
-        return report.ok ? 0 : 1;
-      }
       case 'inspect': {
         if (!resource) throw new UsageError('inspect needs a resource: redlock-nest inspect <resource>');
-        const state = await redlock.inspect(resource);
+        const permits = values.permits === undefined ? undefined : Number(values.permits);
+        if (permits !== undefined && !(Number.isInteger(permits) && permits > 0)) {
+          throw new UsageError(`--permits must be the semaphore's number of permits (a whole number), got ${values.permits}`);
+        }
+        const state = await redlock.inspect(resource, permits === undefined ? undefined : { permits });
         print(values.json ? toJson(state) : formatInspection(state));
         return 0;
       }

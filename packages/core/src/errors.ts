@@ -54,10 +54,16 @@ export class LockNotAcquiredError extends RedlockError implements AcquireFailure
   readonly waitedMs: number | undefined;
   /** The option the hint names (`timeoutMs` for the core, `wait` for the Nest decorators). */
   readonly waitOption: WaitOption;
+  /**
+   * The semaphore's number of permits when the acquisition asked for a permit (all of them were
+   * in use), else undefined: an HTTP answer says "all 2 permits of export:acme are in use".
+   */
+  readonly permits: number | undefined;
   readonly #details: LockNotAcquiredDetails;
 
   constructor(details: LockNotAcquiredDetails) {
-    const why = details.reason ?? 'it is held by another owner';
+    const why =
+      details.reason ?? (details.permits !== undefined ? `all ${details.permits} permits are in use` : 'it is held by another owner');
     const waitOption = details.waitOption ?? 'timeoutMs';
     super(
       `Could not lock ${JSON.stringify(details.resources)}: ${why} ` +
@@ -71,6 +77,7 @@ export class LockNotAcquiredError extends RedlockError implements AcquireFailure
     this.retryAfterMs = details.retryAfterMs;
     this.waitedMs = details.waitedMs;
     this.waitOption = waitOption;
+    this.permits = details.permits;
   }
 
   /**
@@ -95,6 +102,8 @@ export interface LockNotAcquiredDetails extends AcquireFailureDetails {
   readonly waitedMs?: number;
   /** The option the hint tells the caller to raise. Default `'timeoutMs'` (the core's). */
   readonly waitOption?: WaitOption;
+  /** A semaphore's number of permits, when a permit was asked for. */
+  readonly permits?: number | undefined;
 }
 
 /**

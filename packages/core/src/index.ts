@@ -68,7 +68,8 @@ export {
 export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
 export { describeNodeError } from './node-state.js';
 export type { NodeReport } from './independence.js';
-export type { ForceReleaseResult, LockInspection, NodeLockState } from './operator.js';
+export type { ForceReleaseResult, InspectOptions, LockInspection, NodeLockState } from './operator.js';
+export type { NodeHolder, NodePrimitives, QuorumHolder } from './operator-primitives.js';
 export { NodeCheckError } from './node-check.js';
 export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './node-check.js';
 export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';

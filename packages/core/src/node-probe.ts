@@ -186,6 +186,7 @@ export async function probeNode(node: LockNode, names: KeyNames, timeoutMs: numb
       ...(acl.unknown ? { aclUnknown: acl.unknown } : {}),
     };
   } catch (err) {
-    return { node: label, error: message(err) };
+    // The connection's real cause (ECONNREFUSED 127.0.0.1:6390), as the app logs it, not ioredis' "Connection is closed.".
+    return { node: label, error: node.connection.describe(err) };
   }
 }

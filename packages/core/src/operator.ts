@@ -9,7 +9,16 @@ import { QuorumUnavailableError, RedlockArgumentError } from './errors.js';
 import { defineScript, type LockNode } from './lock-node.js';
 import type { ForceReleaseEvent } from './events.js';
 import type { NodeOutcome } from './node-outcome.js';
+import {
+  fairQueueOnQuorum,
+  holdersOnQuorum,
+  inspectPrimitivesOn,
+  type NodePrimitives,
+  type PrimitiveKeys,
+  type QuorumHolder,
+} from './operator-primitives.js';
 import { runRound } from './round.js';
+import { READERS_MARKER } from './scripts/read-write.js';
 import { WAITERS_SCRIPT } from './scripts/wake-queue.js';
 
 /** One node's view of a resource. */
@@ -18,8 +27,10 @@ export interface NodeLockState {
   readonly node: string;
   readonly reachable: boolean;
   readonly error?: string;
-  /** Whether the lock key exists on this node. */
+  /** Whether the lock key exists on this node (a plain or write lock's owner, or the readers' marker). */
   readonly held: boolean;
+  /** The lock key is held for readers (a read-write lock in a read phase): see `primitives.readers`. */
+  readonly readPhase?: true;
   /** Remaining TTL of the lock key, ms. */
   readonly ttlMs?: number;
   /** First 12 hex digits of SHA-256 of the owner token: tells holders apart, reveals nothing. */
@@ -28,15 +39,40 @@ export interface NodeLockState {
   readonly fencingCounter?: string;
   /** Connections subscribed to the resource's release notices (waiting processes), when PUBSUB is allowed. */
   readonly waiters?: number;
+  /** Readers, waiting writers, permits, fair and addressed queues on this node (absent when the node refused the read). */
+  readonly primitives?: NodePrimitives;
 }
 
 /** What `inspect()` found. */
 export interface LockInspection {
   readonly resource: string;
   readonly nodes: readonly NodeLockState[];
-  /** The owner hash held on a majority of nodes, if any: that owner holds the lock. */
+  /** The owner hash held on a majority of nodes, if any: that owner holds the lock (a plain or write lock). */
   readonly holder?: string;
   readonly quorum: number;
+  /** A read-write lock's readers holding it on a quorum (a writer is `holder`). */
+  readonly readers?: { readonly count: number; readonly holders: readonly QuorumHolder[] };
+  /** A read-write lock's waiting writers (most on any node): they keep new readers out. */
+  readonly writersWaiting?: number;
+  /** A semaphore's permits held on a quorum (`of`: its size, when given to `inspect`). */
+  readonly permits?: {
+    readonly held: number;
+    readonly of?: number;
+    readonly holders: ReadonlyArray<QuorumHolder & { readonly slot: number }>;
+  };
+  /** A fair lock's waiters queued on a quorum, in the order they get it. */
+  readonly fairQueue?: readonly string[];
+  /** Processes queued for the lock's addressed wake-up (most on any node: they queue on the key's arbiter). */
+  readonly queued?: number;
+}
+
+/** Options of `inspect()`. */
+export interface InspectOptions {
+  /**
+   * The semaphore's number of permits: its slot keys are read directly, and the answer says
+   * "k of N". Without it, held slots are found by SCAN (walks the node's keyspace; needs +scan).
+   */
+  readonly permits?: number;
 }
 
 /** What `forceRelease()` did. */
@@ -58,6 +94,8 @@ export interface OperatorContext {
   readonly fenceKey: string;
   /** The processes queued for the key's release on its arbiter (plain nodes, see scripts/wake-queue.ts). */
   readonly waitersKey?: string;
+  /** The keys of the resource's read-write lock, semaphore and queues (inspect only). */
+  readonly primitives?: PrimitiveKeys;
 }
 
 /** KEYS: lock key, fence key. Returns {owner or false, pttl, counter or false}. */
@@ -128,29 +166,75 @@ export async function inspectResource(ctx: OperatorContext, resource: string): P
     (reply) => ({ status: 'ok' as const, value: reply as [string | null, number, string | null] }),
     { quorum: ctx.quorum, timeoutMs: ctx.timeoutMs, early: false },
   );
-  const counts = await Promise.all(
-    ctx.nodes.map((node, i) =>
-      round.outcomes[i]!.status === 'ok' ? waiters(node, ctx.lockKey, ctx.waitersKey) : Promise.resolve(undefined),
+  const reachable = (i: number): boolean => round.outcomes[i]!.status === 'ok';
+  const [counts, primitives] = await Promise.all([
+    Promise.all(ctx.nodes.map((node, i) => (reachable(i) ? waiters(node, ctx.lockKey, ctx.waitersKey) : Promise.resolve(undefined)))),
+    Promise.all(
+      ctx.nodes.map((node, i) =>
+        reachable(i) && ctx.primitives ? inspectPrimitivesOn(node, ctx.primitives, ownerHash) : Promise.resolve(undefined),
+      ),
     ),
-  );
+  ]);
   const nodes = round.outcomes.map((o, i): NodeLockState => {
     const value = round.values[i];
     if (o.status !== 'ok' || !value) return { node: o.node, reachable: false, held: false, error: o.error ?? o.status };
     const [owner, pttl, counter] = value;
     const w = counts[i];
+    const p = primitives[i];
+    const readPhase = owner === READERS_MARKER;
     return {
       node: o.node,
       reachable: true,
       held: typeof owner === 'string',
-      ...(typeof owner === 'string' ? { owner: ownerHash(owner), ttlMs: Number(pttl) } : {}),
+      // The readers' marker is no owner: the readers are listed instead.
+      ...(typeof owner === 'string'
+        ? readPhase
+          ? { readPhase: true as const, ttlMs: Number(pttl) }
+          : { owner: ownerHash(owner), ttlMs: Number(pttl) }
+        : {}),
       ...(typeof counter === 'string' ? { fencingCounter: counter } : {}),
       ...(w !== undefined ? { waiters: w } : {}),
+      ...(p !== undefined ? { primitives: p } : {}),
     };
   });
   const tally = new Map<string, number>();
   for (const n of nodes) if (n.owner) tally.set(n.owner, (tally.get(n.owner) ?? 0) + 1);
   const holder = [...tally].find(([, count]) => count >= ctx.quorum)?.[0];
-  return { resource, nodes, quorum: ctx.quorum, ...(holder ? { holder } : {}) };
+  return { resource, nodes, quorum: ctx.quorum, ...(holder ? { holder } : {}), ...onQuorum(nodes, ctx) };
+}
+
+/** The primitives' holders and queues as a quorum of nodes sees them. */
+function onQuorum(nodes: readonly NodeLockState[], ctx: OperatorContext): Partial<LockInspection> {
+  const per = nodes.map((n) => n.primitives);
+  const most = (f: (p: NodePrimitives) => number | undefined): number => Math.max(0, ...per.map((p) => (p ? (f(p) ?? 0) : 0)));
+  const readers = holdersOnQuorum(
+    per.map((p) => p?.readers),
+    ctx.quorum,
+    (h) => h.owner,
+  ).map((t) => ({ owner: t.holder.owner, nodes: t.nodes, ttlMs: t.ttlMs }));
+  const permits = holdersOnQuorum(
+    per.map((p) => p?.permits),
+    ctx.quorum,
+    (h) => `${h.slot} ${h.owner}`,
+  )
+    .map((t) => ({ slot: t.holder.slot, owner: t.holder.owner, nodes: t.nodes, ttlMs: t.ttlMs }))
+    .sort((a, b) => a.slot - b.slot);
+  const of = ctx.primitives?.slots?.length;
+  const writersWaiting = most((p) => p.writersWaiting);
+  const fairQueue = fairQueueOnQuorum(
+    per.map((p) => p?.fairQueue),
+    ctx.quorum,
+  );
+  const queued = most((p) => p.queued);
+  return {
+    ...(readers.length > 0 ? { readers: { count: readers.length, holders: readers } } : {}),
+    ...(writersWaiting > 0 ? { writersWaiting } : {}),
+    ...(permits.length > 0 || of !== undefined
+      ? { permits: { held: permits.length, ...(of !== undefined ? { of } : {}), holders: permits } }
+      : {}),
+    ...(fairQueue.length > 0 ? { fairQueue } : {}),
+    ...(queued > 0 ? { queued } : {}),
+  };
 }
 
 /**

@@ -10,7 +10,15 @@ import { checkNodeIndependence, type NodeReport } from './independence.js';
 import { IndependenceWatch } from './independence-watch.js';
 import { settleExtend } from './extend-outcome.js';
 import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './node-check.js';
-import { forceReleaseResource, inspectResource, type ForceReleaseResult, type LockInspection, type OperatorContext } from './operator.js';
+import {
+  forceReleaseResource,
+  inspectResource,
+  type ForceReleaseResult,
+  type InspectOptions,
+  type LockInspection,
+  type OperatorContext,
+} from './operator.js';
+import { primitiveKeys } from './operator-primitives.js';
 import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
 import { LockNode } from './lock-node.js';
 import { newOwnerToken } from './owner-token.js';
@@ -19,6 +27,7 @@ import { checkDistinctNodes } from './node-input.js';
 import type { NodeOutcome } from './node-outcome.js';
 import {
   checkAcquireOptions,
+  checkPermits,
   checkTtl,
   checkTtlOverDrift,
   normalizeResources,
@@ -379,18 +388,25 @@ export class Redlock extends RedlockEmitter implements LockEngine {
 
   /**
    * Per node: whether `resource` is held, its TTL left, its fencing counter, processes
-   * waiting on its release notices, and a short hash of the owner token (never the token).
+   * waiting on its release notices, and a short hash of the owner token (never the token);
+   * and every primitive on it: a read-write lock's readers and waiting writers, a semaphore's
+   * permits (`{ permits }` gives its size: "k of N"), a fair queue's waiters in order, the
+   * processes queued for the addressed wake-up.
    *
    * @example
    * ```ts
    * const state = await redlock.inspect('order:42');
    * console.log(state.holder ?? 'free', state.nodes.map((n) => `${n.node} ${n.held ? n.ttlMs : '-'}`));
+   * const exports = await redlock.inspect('export:acme', { permits: 5 });
+   * console.log(`${exports.permits?.held} of ${exports.permits?.of} permits in use`);
    * ```
    */
-  async inspect(resource: string): Promise<LockInspection> {
+  async inspect(resource: string, options?: InspectOptions): Promise<LockInspection> {
     this.assertOpen();
     const name = normalizeResources(resource)[0]!;
-    return inspectResource(this.operatorContext(name), name);
+    const permits = options?.permits;
+    if (permits !== undefined) checkPermits(permits, 'inspect(resource, { permits })');
+    return inspectResource({ ...this.operatorContext(name), primitives: primitiveKeys(this.keyNames, name, permits) }, name);
   }
 
   /**

@@ -260,7 +260,9 @@ export class EtcdLocks extends RedlockEmitter implements LockEngine {
             nodes: [{ node: this.transport.current, status: 'held', ...(retryAfterMs === undefined ? {} : { ttlMs: retryAfterMs }) }],
             retryAfterMs,
             waitedMs: performance.now() - start,
-            reason: 'it is held by another owner (etcd queue)',
+            reason:
+              request.mode === 'p' ? `all ${request.slots} permits are in use (etcd queue)` : 'it is held by another owner (etcd queue)',
+            ...(request.mode === 'p' ? { permits: request.slots } : {}),
           });
         }
         if (request.signal?.aborted && err === request.signal.reason) throw err;

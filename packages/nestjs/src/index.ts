@@ -31,7 +31,13 @@ export type { LockKey, RouteLockKey } from './lock-key.js';
 export { currentLock } from './lock-context.js';
 export { RedlockGuard } from './redlock.guard.js';
 export { RedlockInterceptor } from './redlock.interceptor.js';
-export { LockConflictException, LockUnavailableException, type LockConflictBody } from './redlock-http.exceptions.js';
+export {
+  LockConflictException,
+  LockUnavailableException,
+  StaleFencingTokenException,
+  type LockConflictBody,
+  type LockConflictDetails,
+} from './redlock-http.exceptions.js';
 export { RedlockExceptionFilter } from './redlock-exception.filter.js';
 export { FencingUnavailableError, LockKeyError, LockRouteContextError, RedlockModuleNotInitializedError } from './errors.js';
 export { DEFAULT_REDLOCK_NAME, LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';

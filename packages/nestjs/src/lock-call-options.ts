@@ -42,8 +42,6 @@ export interface LockCallOptions {
    * waiting writers keep new readers out). Left out: a plain lock, which excludes both.
    */
   readonly mode?: LockMode;
-  /** A semaphore permit of `permits` instead of a lock (set by `@WithSemaphore`). */
-  readonly permits?: number;
   /** Wait in a FIFO queue across processes (the core's `fair` option; one resource). Default: the Redlock's `fair`. */
   readonly fair?: boolean;
   /** Stop extending after this many ms (the lock then expires and its signal aborts). Default: the module's `maxHoldMs`. */
@@ -56,16 +54,32 @@ export interface LockCallOptions {
 }
 
 /**
+ * The options a locked call runs with: {@link LockCallOptions}, plus the semaphore's `permits`
+ * that only `@WithSemaphore` sets (it is not an option of `@WithLock` or `@LockRoute`).
+ * @internal
+ */
+export interface LockedCallOptions extends LockCallOptions {
+  /** A semaphore permit of `permits` instead of a lock (set by `@WithSemaphore`). */
+  readonly permits?: number;
+}
+
+/**
  * Validates call options once, at decoration time, so a typo fails when the class loads. Each
  * option the core also has (`ttl`, `wait` as the core's `timeoutMs`, `fencing`, `maxHoldMs`) is
  * checked by the core's own validator, with `where` as the context of its message.
  */
-export function checkLockCallOptions(options: unknown, where: string): LockCallOptions {
+export function checkLockCallOptions(options: unknown, where: string, semaphore = false): LockedCallOptions {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new RedlockArgumentError(`${where}: lock options must be an object like { ttl: 10_000, wait: false }.`);
   }
-  const o = options as LockCallOptions;
+  const o = options as LockedCallOptions;
+  // TypeScript refuses it; JavaScript callers (and casts) would otherwise get a semaphore from a lock decorator.
+  if (!semaphore && o.permits !== undefined) {
+    throw new RedlockArgumentError(
+      `${where}: permits is an option of @WithSemaphore only; use @WithSemaphore(key, { permits: ${String(o.permits)} }) for a semaphore, or drop permits for a lock.`,
+    );
+  }
   if (o.ttl !== undefined) checkTtl(o.ttl, `${where}: ttl`);
   if (o.wait !== undefined && o.wait !== false) checkTimeoutMs(o.wait, `${where}: wait (false or a deadline in ms)`);
   const onLocked: unknown = o.onLocked; // JavaScript callers can pass anything
@@ -92,7 +106,7 @@ export function checkLockCallOptions(options: unknown, where: string): LockCallO
 }
 
 /** Translates call options into the core's `using()` options. */
-export function toUsingOptions(options: LockCallOptions): UsingOptions {
+export function toUsingOptions(options: LockedCallOptions): UsingOptions {
   const wait = options.wait ?? (options.onLocked === 'skip' ? false : undefined);
   return {
     ...(wait === false ? { retry: false as const } : wait !== undefined ? { timeoutMs: wait } : {}),

@@ -1,8 +1,8 @@
 import { primitiveOf, RedlockArgumentError, type Lock, type PrimitiveLabel } from '@redlock-nest/core';
-import type { LockCallOptions } from './lock-call-options.js';
+import type { LockedCallOptions } from './lock-call-options.js';
 
 /** The primitive a locked call asks for: undefined for a plain lock. */
-export function wantedPrimitive(options: LockCallOptions): PrimitiveLabel | undefined {
+export function wantedPrimitive(options: LockedCallOptions): PrimitiveLabel | undefined {
   return options.permits !== undefined ? 'semaphore' : options.mode;
 }
 

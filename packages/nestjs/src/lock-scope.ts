@@ -1,5 +1,5 @@
 import { LockLostError, type Lock } from '@redlock-nest/core';
-import type { LockCallOptions } from './lock-call-options.js';
+import type { LockedCallOptions } from './lock-call-options.js';
 import { captureLockContext, currentLock } from './lock-context.js';
 import type { LockServiceBase } from './lock-service.base.js';
 
@@ -31,7 +31,7 @@ export class LockScope {
   static open(
     service: LockServiceBase,
     resources: readonly string[],
-    options: LockCallOptions,
+    options: LockedCallOptions,
     where: string,
     signal?: AbortSignal,
   ): Promise<LockScope | undefined> {

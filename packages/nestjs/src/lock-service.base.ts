@@ -1,5 +1,5 @@
 import { LockNotAcquiredError, primitiveOf, type AcquireOptions, type Lock, type LockEngine, type UsingOptions } from '@redlock-nest/core';
-import { toUsingOptions, type LockCallOptions } from './lock-call-options.js';
+import { toUsingOptions, type LockedCallOptions } from './lock-call-options.js';
 import { fenceHeldWithoutFencing, heldResources, runInLockContext } from './lock-context.js';
 import { covers, upgradeRefused, wantedPrimitive } from './lock-primitive.js';
 import type { ResolvedRedlockModuleOptions } from './redlock-options.js';
@@ -73,7 +73,7 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
    */
   async runLocked<T>(
     resources: readonly string[],
-    options: LockCallOptions,
+    options: LockedCallOptions,
     body: () => T | Promise<T>,
     // Names the call in the error refusing a read-to-write upgrade.
     where = 'A locked call',

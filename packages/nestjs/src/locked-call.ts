@@ -1,12 +1,12 @@
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
-import type { LockCallOptions } from './lock-call-options.js';
+import type { LockedCallOptions } from './lock-call-options.js';
 import { LockScope } from './lock-scope.js';
 import type { LockServiceBase } from './lock-service.base.js';
 import { isThenable, LockedResultError, refuseLazyResult, type LockedReturnKind } from './locked-result.js';
 
 /** One call of a `@WithLock` method, as the wrapper sees it. */
 export interface LockedCall {
-  readonly options: LockCallOptions;
+  readonly options: LockedCallOptions;
   /** `@WithLock on Class.method`, for messages. */
   readonly where: string;
   /** The service and resources of this call; throws a typed error (no module, bad key value). */

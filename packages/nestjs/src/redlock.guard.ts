@@ -4,7 +4,7 @@ import { LockNotAcquiredError, type UsingOptions } from '@redlock-nest/core';
 import { LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';
 import { LockKeyError, LockRouteContextError, RedlockModuleNotInitializedError } from './errors.js';
 import { onResponseClose } from './http-response.js';
-import { toUsingOptions, type LockCallOptions } from './lock-call-options.js';
+import { toUsingOptions, type LockedCallOptions } from './lock-call-options.js';
 import { compileRouteKey } from './lock-key.js';
 import type { LockRouteDefinition } from './lock-route.definition.js';
 import type { LockServiceBase } from './lock-service.base.js';
@@ -38,7 +38,7 @@ interface RouteLockPlan extends LockPlanTemplate {
   readonly resources: readonly string[];
 }
 
-function planTemplate(options: LockCallOptions, lockedStatus: LockedStatus | undefined, skipWhenLocked: boolean): LockPlanTemplate {
+function planTemplate(options: LockedCallOptions, lockedStatus: LockedStatus | undefined, skipWhenLocked: boolean): LockPlanTemplate {
   const using = Object.freeze(toUsingOptions(options));
   return { ttl: options.ttl, using, lockedStatus, skipWhenLocked, mayWait: using.retry !== false };
 }
@@ -168,7 +168,7 @@ export class RedlockGuard implements CanActivate {
     let known = withLockRoutePlans.get(definition);
     if (known === undefined) {
       const where = `@WithLock on ${context.getClass().name}.${context.getHandler().name}`;
-      const options: LockCallOptions = definition.options;
+      const options: LockedCallOptions = definition.options;
       known =
         typeof definition.key === 'function'
           ? null

@@ -3,6 +3,7 @@ import { Redlock, type LockEngine } from '@redlock-nest/core';
 import { checkIndependenceAtStartup } from './independence-check.js';
 import { LockServiceBase } from './lock-service.base.js';
 import { logLostLocks } from './lost-lock.logger.js';
+import { recentHolds } from './recent-holds.js';
 import { runStartupNodeCheck } from './node-check.startup.js';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition.js';
 import { resolveModuleOptions, type RedlockModuleOptions, type ResolvedRedlockModuleOptions } from './redlock-options.js';
@@ -42,6 +43,8 @@ export class RedlockService extends LockServiceBase<LockEngine> implements OnMod
         ...this.options.core,
       });
     logLostLocks(this.redlock, this.logger);
+    // Hold times feed the Retry-After of contended requests (redlock-http.exceptions.ts).
+    recentHolds.watch(this.redlock);
   }
 
   /**

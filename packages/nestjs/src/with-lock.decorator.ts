@@ -1,20 +1,20 @@
 import type { Observable } from 'rxjs';
 import { WITH_LOCK_METADATA } from './constants.js';
 import { LockKeyError, RedlockModuleNotInitializedError } from './errors.js';
-import { checkLockCallOptions, type LockCallOptions } from './lock-call-options.js';
+import { checkLockCallOptions, type LockCallOptions, type LockedCallOptions } from './lock-call-options.js';
 import { compileMethodKey, type LockKey } from './lock-key.js';
 import { findAppLockServices } from './lock-service-bindings.js';
 import { runLockedCall } from './locked-call.js';
 import { lockedReturnKind } from './locked-result.js';
 import { adoptIdentity, unwrap } from './method-wrapper.js';
 
-/** Options of `@WithLock`. */
+/** Options of `@WithLock` (no `permits`: a semaphore is `@WithSemaphore`'s). */
 export type WithLockOptions = LockCallOptions;
 
 /** What `@WithLock` recorded on a method (metadata key `WITH_LOCK_METADATA`). */
 export interface WithLockDefinition {
   readonly key: LockKey;
-  readonly options: WithLockOptions;
+  readonly options: LockedCallOptions;
 }
 
 /**
@@ -98,7 +98,7 @@ export function lockedMethod(decorator: string, key: LockKey, options: unknown):
     if (typeof original !== 'function') {
       throw new LockKeyError(`${decorator} on ${where}: it decorates methods only (not getters, setters or properties).`);
     }
-    const opts = checkLockCallOptions(options, `${decorator} on ${where}`);
+    const opts = checkLockCallOptions(options, `${decorator} on ${where}`, decorator === '@WithSemaphore');
     const resolveKey = compileMethodKey(key, unwrap(original), where);
     const kind = lockedReturnKind(unwrap(original), target, propertyKey);
     const label = `${decorator} on ${where}`;

@@ -4,7 +4,7 @@ import type { LockKey } from './lock-key.js';
 import { lockedMethod, type WithLockDecorator } from './with-lock.decorator.js';
 
 /** Options of `@WithSemaphore`: those of `@WithLock` without fencing or mode, plus the number of permits. */
-export interface WithSemaphoreOptions extends Omit<LockCallOptions, 'fencing' | 'mode' | 'permits'> {
+export interface WithSemaphoreOptions extends Omit<LockCallOptions, 'fencing' | 'mode'> {
   /** How many calls may run at once across every instance (a whole number from 1 to 1024). */
   readonly permits: number;
 }

@@ -4,12 +4,13 @@ import { RedlockExceptionFilter } from '@redlock-nest/nestjs';
 
 /**
  * The package's {@link RedlockExceptionFilter} (its `@Catch` list is inherited): lock errors
- * that escape a handler become 409 + Retry-After (contention, `LockLostError`, a write refused
- * by the fence) or 503 (no quorum) instead of a 500; the payment was not made.
+ * that escape a handler become 409 + Retry-After (contention, `LockLostError`), 409 'Stale
+ * Fencing Token' (a write refused by the fence) or 503 (no quorum) instead of a 500; the
+ * payment was not made.
  *
- * One addition: a write refused by the fence (`StaleFencingTokenError`, a paused holder's late
- * capture) is marked `error: "StaleFencingToken"` instead of `"Conflict"`, so clients (the
- * demo's counters) can tell a rejected stale write from ordinary contention.
+ * One change: a write refused by the fence (`StaleFencingTokenError`, a paused holder's late
+ * capture) is marked `error: "StaleFencingToken"`, the one-word code the demo's clients and
+ * counters match on, instead of the package's `"Stale Fencing Token"`.
  */
 export class LockErrorsFilter extends RedlockExceptionFilter {
   protected override toHttpException(exception: unknown, host: ArgumentsHost): unknown {
