@@ -59,8 +59,8 @@ export class LockConflictException extends HttpException {
 }
 
 /**
- * Too few Redis lock nodes are reachable for a quorum: 503 Service Unavailable. An
- * infrastructure problem, not contention; the request was not run.
+ * Too few lock nodes are reachable for a quorum (Redis nodes, or etcd members with a leader):
+ * 503 Service Unavailable. An infrastructure problem, not contention; the request was not run.
  */
 export class LockUnavailableException extends HttpException {
   readonly resources: readonly string[];
@@ -72,7 +72,7 @@ export class LockUnavailableException extends HttpException {
       {
         statusCode: HttpStatus.SERVICE_UNAVAILABLE,
         error: 'Service Unavailable',
-        message: `The lock service is unavailable (no quorum of Redis nodes); the request was not run${
+        message: `The lock service is unavailable (no quorum of lock nodes answered); the request was not run${
           retryAfterSeconds === undefined ? '' : `: retry in ${retryAfterSeconds} s`
         }.`,
         resources,
