@@ -12,10 +12,10 @@ import { createHash } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { LockLostError } from '@redlock-nest/core';
-import { EtcdLocks } from '@redlock-nest/etcd';
+import { LockLostError, RedlockArgumentError, RedlockClosedError } from '@redlock-nest/core';
+import { EtcdLocks, EtcdOperator } from '@redlock-nest/etcd';
 import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
-import { aborted, EtcdCluster, uniqueResource, until } from './helpers.js';
+import { aborted, EtcdCluster, rejection, uniqueResource, until } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../packages/core/dist/cli.js', import.meta.url));
 
@@ -197,5 +197,14 @@ describe('redlock-nest --etcd', () => {
     expect(dead.code).toBe(1);
     expect(dead.stderr).toContain('no etcd member answered with a leader in time');
     expect(dead.stderr).toContain('127.0.0.1:1=error');
+  });
+
+  it('EtcdOperator refuses bad input with the fix named, and calls after close()', async () => {
+    expect(() => new EtcdOperator({ hosts: ['etcd-a:2379'] })).toThrow(/client URL with its port/);
+    const operator = new EtcdOperator({ hosts: cluster.hosts });
+    expect(await rejection(operator.forceRelease('x', { reason: ' ' }))).toBeInstanceOf(RedlockArgumentError);
+    expect((await rejection(operator.inspect(''))).message).toContain('inspect(resource) needs a non-empty resource name');
+    await operator.close();
+    expect(await rejection(operator.inspect('x'))).toBeInstanceOf(RedlockClosedError);
   });
 });

@@ -73,7 +73,7 @@ export class EtcdOperator {
    * const { ok, findings } = await operator.check();
    * ```
    */
-  check(): Promise<EtcdClusterCheck> {
+  async check(): Promise<EtcdClusterCheck> {
     if (this.closed) throw new RedlockClosedError();
     return checkCluster(this.transport, this.options.requestTimeoutMs);
   }
