@@ -70,6 +70,12 @@ export interface ChaosConfig {
   readonly replicaSync: boolean;
   /** With `cluster`: its `cluster-node-timeout` (ms), how long a master may be unreachable before its replica takes over. */
   readonly clusterNodeTimeoutMs: number;
+  /**
+   * The locks are on an etcd cluster of `nodes` members (`EtcdLocks`), and the nemesis kills and
+   * pauses its leader, restarts members and takes the majority down (see ETCD_ROTATION in
+   * schedule.ts). `nodeTimeoutMs` is then the engine's `requestTimeoutMs`.
+   */
+  readonly etcd: boolean;
 }
 
 export const DEFAULT_CONFIG: ChaosConfig = {
@@ -99,6 +105,7 @@ export const DEFAULT_CONFIG: ChaosConfig = {
   cluster: false,
   replicaSync: false,
   clusterNodeTimeoutMs: 1_000,
+  etcd: false,
 };
 
 /** The CI run: every fault kind once (the majority loss included), in about 30 s of workload. */
@@ -129,6 +136,28 @@ export function clusterRun(config: ChaosConfig, unsynced: boolean): ChaosConfig 
     replicaSync: !unsynced,
     nodes: 1,
     faultGapMs: Math.max(config.faultGapMs, 2_000),
+  };
+}
+
+/**
+ * `config` as an etcd run: 3 members (or the odd count given), no fair resources (etcd's queue is
+ * FIFO for every lock, and there is no `fair` ticket to check), a request timeout of 1 s (a raft
+ * write is an fsync on a shared machine), a TTL of 2 s (etcd counts leases in whole seconds) and
+ * overload scenarios sized for about 200 raft writes a second instead of thousands of commands.
+ */
+export function etcdRun(config: ChaosConfig): ChaosConfig {
+  return {
+    ...config,
+    etcd: true,
+    nodes: 3,
+    fairResources: 0,
+    fairShare: 0,
+    ttlMs: 2_000,
+    nodeTimeoutMs: 1_000,
+    acquireTimeoutMs: 5_000,
+    stormWaiters: Math.min(config.stormWaiters, 50),
+    burstSize: Math.min(config.burstSize, 100),
+    faultGapMs: Math.max(config.faultGapMs, 1_500),
   };
 }
 

@@ -121,10 +121,19 @@ export type FaultKind =
    */
   | 'kill-master'
   | 'pause-master'
-  | 'failover-master';
+  | 'failover-master'
+  /**
+   * etcd runs (`--etcd`): the member that is leader when the fault starts is SIGKILLed (and
+   * restarted once a new leader serves), or SIGSTOPped for `minorityDownMs` (a new leader is
+   * elected meanwhile; it steps down when resumed). The target is the leader's member index.
+   */
+  | 'kill-leader'
+  | 'pause-leader';
 
 /** Fault kinds that take lock nodes down or pause them (the others target workers, or none). */
 export const NODE_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>([
+  'kill-leader',
+  'pause-leader',
   'kill-master',
   'pause-master',
   'failover-master',

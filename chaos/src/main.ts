@@ -6,6 +6,8 @@
  *   npm run chaos -- --soak           1,000,000 acquire/release cycles, heap and handles sampled
  *   npm run chaos -- --cluster        one Redis Cluster as the lock node (replicaSync), its masters killed,
  *                                     paused and failed over; add --unsynced to run without replicaSync
+ *   npm run chaos -- --etcd           the locks on a 3-member etcd cluster (EtcdLocks): its leader killed and
+ *                                     paused, members restarted, the majority lost; the same checker
  *   options: --duration <s> --workers <n> --nodes <n> --seed <n> --cycles <n> (soak) --out <report.json>
  *            --storm-waiters <n> --burst <n>   overload scenario sizes (0 leaves the scenario out)
  *
@@ -15,7 +17,7 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { clusterRun, DEFAULT_CONFIG, SHORT_CONFIG, type ChaosConfig } from './config.js';
+import { clusterRun, DEFAULT_CONFIG, etcdRun, SHORT_CONFIG, type ChaosConfig } from './config.js';
 import { exitCodeWithWarnings, failOnProcessWarnings } from './process-warnings.js';
 import { formatReport } from './report-table.js';
 import { runChaos } from './run-chaos.js';
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     soak: { type: 'boolean', default: false },
     cluster: { type: 'boolean', default: false },
     unsynced: { type: 'boolean', default: false },
+    etcd: { type: 'boolean', default: false },
     duration: { type: 'string' },
     workers: { type: 'string' },
     nodes: { type: 'string' },
@@ -54,7 +57,8 @@ function size(v: string | undefined, what: string): number | undefined {
 
 async function chaos(): Promise<number> {
   const preset = values.short ? SHORT_CONFIG : DEFAULT_CONFIG;
-  const base = values.cluster ? clusterRun(preset, values.unsynced) : preset;
+  if (values.cluster && values.etcd) throw new Error('--cluster and --etcd are two different lock services: give one');
+  const base = values.cluster ? clusterRun(preset, values.unsynced) : values.etcd ? etcdRun(preset) : preset;
   const duration = num(values.duration, 'duration');
   const config: ChaosConfig = {
     ...base,
@@ -66,7 +70,8 @@ async function chaos(): Promise<number> {
     burstSize: size(values.burst, 'burst') ?? base.burstSize,
   };
   const runDir = mkdtempSync(join(tmpdir(), 'redlock-chaos-'));
-  console.log(`chaos: ${values.short ? 'short' : 'default'}${values.cluster ? ' cluster' : ''} run, history in ${runDir}`);
+  const kind = values.cluster ? ' cluster' : values.etcd ? ' etcd' : '';
+  console.log(`chaos: ${values.short ? 'short' : 'default'}${kind} run, history in ${runDir}`);
   const { report } = await runChaos(config, runDir, (line) => console.log(`chaos: ${line}`));
   console.log(formatReport(report));
   if (values.out) copyFileSync(join(runDir, 'report.json'), values.out);

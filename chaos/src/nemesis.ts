@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import type { RedisCluster } from '../../test/harness/redis-server.js';
 import { CLUSTER_FAULTS, type ClusterFaults } from './cluster-nemesis.js';
 import type { ChaosConfig } from './config.js';
+import { ETCD_NODE_FAULTS, type EtcdFaults } from './etcd-nemesis.js';
 import type { FaultEvent } from './history.js';
 import type { PlannedFault } from './schedule.js';
 import type { WorkerHandle } from './worker-pool.js';
@@ -37,6 +38,8 @@ export class Nemesis {
     /** The fenced resources, whose counters a restarted node must catch up on. */
     private readonly fencedResources: readonly string[],
     private readonly clusterFaults?: ClusterFaults,
+    /** An etcd run's node faults (its members are the nodes). */
+    private readonly etcdFaults?: EtcdFaults,
   ) {}
 
   /** The independent lock nodes (node faults are planned only when there are some). */
@@ -57,6 +60,10 @@ export class Nemesis {
   private async inject(f: PlannedFault, signal: AbortSignal): Promise<void> {
     if (f.kind === 'rolling-restart') return this.rollingRestart(f.targets, signal);
     if (f.kind === 'waiter-storm' || f.kind === 'burst') return this.overload(f);
+    if (this.etcdFaults && ETCD_NODE_FAULTS.has(f.kind)) {
+      this.log.push(await this.etcdFaults.inject(f, signal));
+      return;
+    }
     if (CLUSTER_FAULTS.has(f.kind)) {
       if (!this.clusterFaults) throw new Error(`${f.kind} was planned in a run without a Redis Cluster`);
       this.log.push(await this.clusterFaults.inject(f, signal));

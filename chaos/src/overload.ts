@@ -5,13 +5,13 @@
  * recorded like a cycle's, so the checker judges a `QuorumUnavailableError` here as a
  * false outage; the storm's holds are recorded as plain cycles (checked for overlaps).
  */
-import type { Redlock } from '@redlock-nest/core';
+import type { LockEngine } from '@redlock-nest/core';
 import type { CriticalSection } from './critical-section.js';
 import type { CycleEvent, ErrorEvent } from './history.js';
 import type { ScenarioResult } from './worker-config.js';
 
 export interface OverloadContext {
-  readonly redlock: Redlock;
+  readonly redlock: LockEngine;
   readonly section: CriticalSection;
   readonly ttlMs: number;
   readonly record: (e: CycleEvent | ErrorEvent) => void;

@@ -3,12 +3,12 @@
  * (its own Redlock, so the nemesis hits both). Readers, writers and permit holders hold for a
  * few ms (past a watchdog extension now and then) and record every hold for the checker.
  */
-import type { Lock, Redlock, UsingOptions } from '@redlock-nest/core';
+import type { Lock, LockEngine, UsingOptions } from '@redlock-nest/core';
 import type { HoldEvent } from './primitive-history.js';
 import type { ErrorEvent } from './history.js';
 
 export interface PrimitiveLoopContext {
-  readonly redlock: Redlock;
+  readonly redlock: LockEngine;
   readonly worker: number;
   readonly ttlMs: number;
   readonly acquireTimeoutMs: number;

@@ -2,10 +2,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisFencedStore } from '@redlock-nest/core';
+import { EtcdCluster } from '@redlock-nest/redis-process';
 import { RedisCluster, RedisClusterMode, RedisServer } from '../../test/harness/redis-server.js';
 import { checkHistory, type ChaosReport } from './checker.js';
 import { ClusterFaults } from './cluster-nemesis.js';
 import type { ChaosConfig } from './config.js';
+import { EtcdFaults } from './etcd-nemesis.js';
 import { decodeValue, parseHistory, type FinalEvent, type HistoryEvent } from './history.js';
 import { Nemesis } from './nemesis.js';
 import { planFaults } from './schedule.js';
@@ -47,8 +49,9 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
   const plainResources = Array.from({ length: config.plainResources }, (_, i) => `plain-${i}`);
   const fairResources = Array.from({ length: config.fairResources }, (_, i) => `fair-${i}`);
   const clusterMode = config.cluster ? await RedisClusterMode.start({ nodeTimeoutMs: config.clusterNodeTimeoutMs }) : undefined;
-  const cluster = clusterMode ? undefined : await RedisCluster.start(config.nodes, { persistent: true });
-  const lockUrls = clusterMode?.urls ?? cluster!.urls;
+  const etcd = config.etcd ? await EtcdCluster.start({ members: config.nodes }) : undefined;
+  const cluster = clusterMode || etcd ? undefined : await RedisCluster.start(config.nodes, { persistent: true });
+  const lockUrls = clusterMode?.urls ?? etcd?.hosts ?? cluster!.urls;
   const storeServer = await RedisServer.start();
   const workers: WorkerHandle[] = [];
   const stopNemesis = new AbortController();
@@ -60,6 +63,7 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
           lockUrls,
           cluster: config.cluster,
           replicaSync: config.replicaSync,
+          etcd: config.etcd,
           storeUrl: storeServer.url,
           resources,
           plainResources,
@@ -80,11 +84,12 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
     await Promise.all(workers.map((w) => w.ready()));
     const plan = planFaults(config);
     log(
-      `${config.workers} workers, ${clusterMode ? `one Redis Cluster (3 masters + 3 replicas${config.replicaSync ? ', replicaSync' : ', no replicaSync'})` : `${config.nodes} lock nodes`}, ${resources.length} hot resources (fenced), ${plainResources.length} plain (${Math.round(config.plainShare * 100)} % of cycles), ${fairResources.length} fair (${Math.round(config.fairShare * 100)} %), ${plan.length} faults over ${config.durationMs / 1000} s`,
+      `${config.workers} workers, ${clusterMode ? `one Redis Cluster (3 masters + 3 replicas${config.replicaSync ? ', replicaSync' : ', no replicaSync'})` : etcd ? `an etcd cluster of ${config.nodes} members` : `${config.nodes} lock nodes`}, ${resources.length} hot resources (fenced), ${plainResources.length} plain (${Math.round(config.plainShare * 100)} % of cycles), ${fairResources.length} fair (${Math.round(config.fairShare * 100)} %), ${plan.length} faults over ${config.durationMs / 1000} s`,
     );
 
     const clusterFaults = clusterMode ? new ClusterFaults(clusterMode, config, resources) : undefined;
-    const nemesis = new Nemesis(cluster, workers, config, [...resources, ...fairResources], clusterFaults);
+    const etcdFaults = etcd ? new EtcdFaults(etcd) : undefined;
+    const nemesis = new Nemesis(cluster, workers, config, [...resources, ...fairResources], clusterFaults, etcdFaults);
     const t0 = performance.now();
     const faults = nemesis.run(plan, t0, stopNemesis.signal);
     await new Promise((resolve) => setTimeout(resolve, config.durationMs));
@@ -113,6 +118,7 @@ export async function runChaos(config: ChaosConfig, runDir: string, log: (line: 
     for (const w of workers) w.kill();
     await cluster?.stop();
     await clusterMode?.stop();
+    await etcd?.stop();
     await storeServer.stop();
   }
 }

@@ -36,6 +36,23 @@ const CLUSTER_ROTATION: readonly FaultKind[] = [
   'burst',
 ];
 
+/**
+ * The rotation of an etcd run (`--etcd`): the leader killed and paused (an election each), a
+ * member restarted, a follower or the leader killed at random (`kill-minority`), the worker
+ * freezes and the overload scenarios; both majority losses are inserted as in a plain run. No
+ * rolling restart: an etcd member restarted empty must be removed and re-added to the cluster.
+ */
+const ETCD_ROTATION: readonly FaultKind[] = [
+  'kill-leader',
+  'sigstop-worker',
+  'pause-leader',
+  'waiter-storm',
+  'restart-node',
+  'busy-worker',
+  'kill-minority',
+  'burst',
+];
+
 /** Planned length of a cluster fault beyond its own timeout: the election, the old master's restart and resync. */
 const CLUSTER_RECOVERY_ESTIMATE_MS = 4_000;
 
@@ -55,6 +72,8 @@ function durationOf(kind: FaultKind, c: ChaosConfig): number {
   switch (kind) {
     case 'kill-minority':
     case 'pause-minority':
+    case 'kill-leader':
+    case 'pause-leader':
       return c.minorityDownMs;
     case 'kill-majority':
     case 'pause-majority':
@@ -102,7 +121,7 @@ export function planFaults(c: ChaosConfig): PlannedFault[] {
         { kind: 'kill-majority', from: end * 0.4 },
         { kind: 'pause-majority', from: end * 0.7 },
       ];
-  const rotation = (c.cluster ? CLUSTER_ROTATION : ROTATION).filter(
+  const rotation = (c.cluster ? CLUSTER_ROTATION : c.etcd ? ETCD_ROTATION : ROTATION).filter(
     (k) => (k !== 'waiter-storm' || c.stormWaiters > 0) && (k !== 'burst' || c.burstSize > 0),
   );
   for (let i = 0; ; i++) {

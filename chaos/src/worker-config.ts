@@ -6,6 +6,8 @@ export interface WorkerConfig {
   readonly cluster: boolean;
   /** With `cluster`: `replicaSync: { replicas: 1 }`. */
   readonly replicaSync: boolean;
+  /** `lockUrls` are etcd members' client URLs: the worker locks through `EtcdLocks`. */
+  readonly etcd: boolean;
   readonly storeUrl: string;
   /** Resources locked with fencing (fenced read-modify-write on the store). */
   readonly resources: readonly string[];

@@ -7,7 +7,8 @@
  */
 import { createWriteStream } from 'node:fs';
 import { Redis } from 'ioredis';
-import { Redlock, RedisFencedStore, type Lock } from '@redlock-nest/core';
+import { Redlock, RedisFencedStore, type Lock, type LockEngine } from '@redlock-nest/core';
+import { EtcdLocks } from '@redlock-nest/etcd';
 import { seededRandom } from './config.js';
 import { failOnProcessWarnings } from './process-warnings.js';
 import { CriticalSection, type BusyFreeze } from './critical-section.js';
@@ -38,18 +39,24 @@ const record = (e: HistoryEvent): void => {
 };
 
 let warnings = 0;
-const redlock = new Redlock(cfg.cluster ? [{ cluster: [...cfg.lockUrls] }] : cfg.lockUrls, {
-  nodeTimeoutMs: cfg.nodeTimeoutMs,
-  // A grant on a cluster master counts once its replica has it (WAIT): it survives a failover.
-  ...(cfg.cluster && cfg.replicaSync ? { replicaSync: { replicas: 1 } } : {}),
-  // Short jittered retries: a hot resource changes hands every few ms.
-  retry: { retries: Infinity, delayMs: 2, jitterMs: 8 },
-  // Node-down warnings are expected under the nemesis: counted, printed only on request.
-  onWarning: (message) => {
-    warnings++;
-    if (process.env.CHAOS_VERBOSE) console.error(`[worker ${cfg.id}] ${message}`);
-  },
-});
+// Node-down warnings are expected under the nemesis: counted, printed only on request.
+const onWarning = (message: string): void => {
+  warnings++;
+  if (process.env.CHAOS_VERBOSE) console.error(`[worker ${cfg.id}] ${message}`);
+};
+/** The Redis engine (absent in an etcd run, whose engine is `EtcdLocks`). */
+const redis = cfg.etcd
+  ? undefined
+  : new Redlock(cfg.cluster ? [{ cluster: [...cfg.lockUrls] }] : cfg.lockUrls, {
+      nodeTimeoutMs: cfg.nodeTimeoutMs,
+      // A grant on a cluster master counts once its replica has it (WAIT): it survives a failover.
+      ...(cfg.cluster && cfg.replicaSync ? { replicaSync: { replicas: 1 } } : {}),
+      // Short jittered retries: a hot resource changes hands every few ms.
+      retry: { retries: Infinity, delayMs: 2, jitterMs: 8 },
+      onWarning,
+    });
+// etcd waiters are woken by the deletion ahead of them: no retry timing to tune.
+const redlock: LockEngine = redis ?? new EtcdLocks({ hosts: cfg.lockUrls, requestTimeoutMs: cfg.nodeTimeoutMs, onWarning });
 // Acquisitions handed over by another loop of this worker (lock cohorting), for the report.
 let handoffs = 0;
 redlock.on('acquired', (e) => {
@@ -135,7 +142,8 @@ async function cycle(n: number): Promise<boolean> {
     }
     // @internal of the core: the queue ticket, for the checker's queue-order invariant.
     const handed = lock.acquireNodes.length === 0 ? { ...event, handoff: true } : event;
-    return fair ? { ...handed, fairTicket: redlock.fair.ticketOf(lock) ?? -1 } : handed;
+    // Fair cycles run on Redis only (an etcd run has no fair resources: every etcd queue is FIFO).
+    return fair ? { ...handed, fairTicket: redis?.fair.ticketOf(lock) ?? -1 } : handed;
   };
 
   try {
@@ -171,7 +179,7 @@ async function cycle(n: number): Promise<boolean> {
 }
 
 async function main(): Promise<void> {
-  await redlock.connect();
+  await redis?.connect();
   await storeClient.ping();
   send({ type: 'ready' });
   // Read-write lock and semaphore holds, alongside (own random stream, same Redlock).

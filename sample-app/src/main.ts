@@ -1,10 +1,16 @@
 /**
- * One instance of the service: `node dist/main.js` with REDLOCK_NODES set (see README).
+ * One instance of the service: `node dist/main.js` with REDLOCK_NODES set, or LOCK_ENGINE=etcd
+ * and ETCD_HOSTS (see README).
  * `npm start` uses launcher/start.ts instead, which also starts local Redis nodes.
  */
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from './app/app-config.js';
+import { ConfigError, loadConfig, type AppConfig } from './app/app-config.js';
 import { createApp, listen, PortInUseError } from './app/bootstrap.js';
+
+/** Where the locks live, as the start line prints it. */
+function lockNodes(config: AppConfig): string {
+  return config.lockEngine === 'etcd' ? `etcd ${config.etcdHosts.join(', ')}` : config.nodes.join(', ');
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -12,9 +18,7 @@ async function main(): Promise<void> {
   // SIGTERM/SIGINT close the app: locks released, Redis connections and the database closed.
   app.enableShutdownHooks();
   const url = await listen(app, config);
-  console.log(
-    `[${config.instanceId}] listening on ${url} (lock nodes: ${config.nodes.join(', ')}; locks ${config.locksEnabled ? 'on' : 'OFF'})`,
-  );
+  console.log(`[${config.instanceId}] listening on ${url} (lock nodes: ${lockNodes(config)}; locks ${config.locksEnabled ? 'on' : 'OFF'})`);
 }
 
 main().catch((err: unknown) => {

@@ -21,10 +21,10 @@ export function runNode(args: string[], timeoutMs: number): CliRun {
   return { status: r.status, signal: r.signal, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
 }
 
-/** Compiles the core and the chaos CLI (chaos/dist/chaos/src/main.js). */
+/** Compiles the packages the chaos CLI loads (the etcd engine too) and the CLI (chaos/dist/chaos/src/main.js). */
 export function buildChaosCli(): void {
   for (const project of [
-    ['-b', 'packages/core'],
+    ['-b', 'packages/core', 'packages/etcd', 'packages/redis-process'],
     ['-p', 'chaos/tsconfig.json'],
   ]) {
     const built = runNode([tsc, ...project], 120_000);

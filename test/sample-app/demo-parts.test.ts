@@ -45,4 +45,11 @@ describe('race demo parts', () => {
     expect(() => parseDemoArgs(['--nolocks'])).toThrow(/Unknown flag "--nolocks"/);
     expect(() => parseDemoArgs(['--orders', 'many'])).toThrow(/--orders needs a whole number/);
   });
+
+  it('runs on etcd with --etcd or LOCK_ENGINE=etcd: 3 members and a TTL with room for raft writes', () => {
+    expect(parseDemoArgs(['--short'])).toMatchObject({ engine: 'redis', nodes: 5, ttlMs: 1_000 });
+    expect(parseDemoArgs(['--short', '--etcd'])).toMatchObject({ engine: 'etcd', nodes: 3, ttlMs: 2_000 });
+    expect(parseDemoArgs([], { LOCK_ENGINE: 'etcd' })).toMatchObject({ engine: 'etcd', nodes: 3, ttlMs: 3_000 });
+    expect(parseDemoArgs(['--etcd', '--ttl', '5000'])).toMatchObject({ engine: 'etcd', ttlMs: 5_000 });
+  });
 });

@@ -9,9 +9,12 @@
  *
  * Nodes come from `--nodes url[,url…]` (repeatable) or `REDLOCK_NODES`. `--json` prints
  * machine-readable output; `--prefix` is the Redlock `keyPrefix` (default `redlock:`).
+ * With `--etcd url[,url…]` (or `REDLOCK_ETCD`) check, inspect and release work on the locks of
+ * `@redlock-nest/etcd` instead (see cli-etcd.ts).
  */
 import { parseArgs } from 'node:util';
 import { runCheck } from './cli-check.js';
+import { runEtcdCommand } from './cli-etcd.js';
 import { formatInspection, formatRelease, toJson } from './cli-output.js';
 import { watch } from './cli-watch.js';
 import type { RedlockOptions } from './options.js';
@@ -29,8 +32,10 @@ commands:
 
 options:
   --nodes <url[,url...]>             Redis nodes (repeatable); default: $REDLOCK_NODES
-  --prefix <keyPrefix>               the Redlock keyPrefix (default redlock:)
-  --timeout <ms>                     per-node timeout (default 500)
+  --etcd <url[,url...]>              etcd members' client URLs instead (check, inspect, release;
+                                     needs @redlock-nest/etcd); default: $REDLOCK_ETCD
+  --prefix <keyPrefix>               the keyPrefix (default redlock: on Redis, redlock/ on etcd)
+  --timeout <ms>                     per-node timeout (default 500; 1000 on etcd)
   --permits <n>                      inspect: the semaphore's number of permits ("k of n in use")
   --json                             machine-readable output
   -h, --help                         this text`;
@@ -38,9 +43,26 @@ options:
 /** A usage error: printed with the usage, exit code 2. */
 class UsageError extends Error {}
 
+function splitUrls(raw: string): string[] {
+  return raw.split(/[\s,]+/).filter((u) => u !== '');
+}
+
+/** The etcd members when the command is for etcd: `--etcd`, or `REDLOCK_ETCD` without `--nodes`. */
+function etcdFrom(etcd: readonly string[] | undefined, nodes: readonly string[] | undefined): string[] | undefined {
+  if (etcd && etcd.length > 0) {
+    if (nodes && nodes.length > 0) throw new UsageError('--nodes (Redis) and --etcd name different lock stores: give one');
+    const hosts = splitUrls(etcd.join(','));
+    if (hosts.length === 0) throw new UsageError('--etcd needs client URLs: --etcd http://etcd-a:2379,http://etcd-b:2379,...');
+    return hosts;
+  }
+  if (nodes && nodes.length > 0) return undefined;
+  const env = splitUrls(process.env.REDLOCK_ETCD ?? '');
+  return env.length > 0 ? env : undefined;
+}
+
 function nodesFrom(flags: readonly string[] | undefined): string[] {
   const raw = flags && flags.length > 0 ? flags.join(',') : (process.env.REDLOCK_NODES ?? '');
-  const urls = raw.split(/[\s,]+/).filter((u) => u !== '');
+  const urls = splitUrls(raw);
   if (urls.length === 0) throw new UsageError('no nodes: pass --nodes redis://host:6379,... or set REDLOCK_NODES');
   return urls;
 }
@@ -51,6 +73,7 @@ async function main(argv: readonly string[]): Promise<number> {
     allowPositionals: true,
     options: {
       nodes: { type: 'string', multiple: true },
+      etcd: { type: 'string', multiple: true },
       prefix: { type: 'string' },
       timeout: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -66,11 +89,26 @@ async function main(argv: readonly string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-  const urls = nodesFrom(values.nodes);
-  const keyPrefix = values.prefix ?? 'redlock:';
   const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
   if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--timeout must be a positive number of ms, got ${values.timeout}`);
   const print = (text: string): void => void process.stdout.write(`${text}\n`);
+  const etcd = etcdFrom(values.etcd, values.nodes);
+  if (etcd) {
+    return runEtcdCommand({
+      command,
+      resource,
+      hosts: etcd,
+      keyPrefix: values.prefix,
+      timeoutMs: timeout === undefined ? undefined : Math.ceil(timeout),
+      json: values.json,
+      force: values.force,
+      reason: values.reason,
+      print,
+      usage: (message) => new UsageError(message),
+    });
+  }
+  const urls = nodesFrom(values.nodes);
+  const keyPrefix = values.prefix ?? 'redlock:';
 
   if (command === 'watch') {
     const stop = await watch({ urls, keyPrefix, json: values.json, out: print, err: (t) => void process.stderr.write(`${t}\n`) });

@@ -141,9 +141,12 @@ export class EtcdTransport {
     if (this.preferred === host) this.preferred = (host + 1) % this.options.hosts.length;
   }
 
-  /** One request to one member, for probes: its body or an error, within `timeoutMs`. */
+  /**
+   * One request to one member, for probes: its body or an error, within `timeoutMs`. Sent without
+   * require-leader, so a member cut off from the leader still says what it knows (its raft index).
+   */
   async probe<T>(host: number, path: string, body: unknown, timeoutMs: number): Promise<T> {
-    const attempt = await this.post(host, path, body, timeoutMs);
+    const attempt = await this.post(host, path, body, timeoutMs, false);
     if (attempt.ok) return attempt.body as T;
     throw new Error(attempt.error);
   }
@@ -153,10 +156,11 @@ export class EtcdTransport {
     for (const agent of this.agents) agent.destroy();
   }
 
-  private async post(i: number, path: string, body: unknown, timeoutMs: number): Promise<Attempt> {
+  private async post(i: number, path: string, body: unknown, timeoutMs: number, requireLeader = true): Promise<Attempt> {
     let headers: Record<string, string>;
     try {
       headers = await this.headers();
+      if (!requireLeader) delete headers['grpc-metadata-hasleader'];
     } catch (err) {
       return { ok: false, retry: true, status: 'error', error: describe(err) };
     }

@@ -103,7 +103,7 @@ export class LockConflictException extends HttpException {
 }
 
 /**
- * Too few Redis lock nodes are reachable for a quorum: 503 Service Unavailable, with
+ * Too few lock nodes are reachable for a quorum (Redis nodes, or etcd members with a leader): 503 Service Unavailable, with
  * `Retry-After` (when the nodes in their restart window count again, else 1 s). An
  * infrastructure problem, not contention; the request was not run. The message says what to
  * check: that a majority of the lock's Redis nodes are up and reachable.
@@ -124,8 +124,8 @@ export class LockUnavailableException extends HttpException {
         statusCode: HttpStatus.SERVICE_UNAVAILABLE,
         error: 'Service Unavailable',
         message:
-          'The lock service is unavailable: too few of its Redis nodes answered for a majority, so the request was not run. ' +
-          `Check that a majority of the lock's Redis nodes are up and reachable; retry ${
+          'The lock service is unavailable: too few of its nodes answered for a majority, so the request was not run. ' +
+          `Check that a majority of the lock's nodes (Redis, or etcd members) are up and reachable; retry ${
             retryAfterSeconds === undefined ? 'shortly' : `in ${retryAfterSeconds} s`
           }.`,
         resources,

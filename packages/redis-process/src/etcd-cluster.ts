@@ -12,6 +12,12 @@ export interface EtcdClusterOptions {
   /** Raft heartbeat interval (default 50 ms) and election timeout (default 500 ms): short, so failovers in tests are quick. */
   readonly heartbeatMs?: number;
   readonly electionMs?: number;
+  /**
+   * Start the members in their own process groups, so a terminal's Ctrl-C reaches only the
+   * parent, which can then release its locks and stop the members itself (a launcher).
+   * Default false.
+   */
+  readonly detached?: boolean;
 }
 
 /**
@@ -65,6 +71,7 @@ export class EtcdCluster {
             initialCluster,
             heartbeatMs: options.heartbeatMs ?? 50,
             electionMs: options.electionMs ?? 500,
+            detached: options.detached ?? false,
           },
           bin,
         ),

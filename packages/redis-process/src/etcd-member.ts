@@ -27,6 +27,8 @@ export interface EtcdMemberSpec {
   /** Raft heartbeat and election timeout (ms). */
   readonly heartbeatMs: number;
   readonly electionMs: number;
+  /** Own process group (see `EtcdClusterOptions.detached`). */
+  readonly detached?: boolean;
 }
 
 /**
@@ -82,7 +84,11 @@ export class EtcdMember {
       '--logger=zap',
       '--log-outputs=stderr',
     ];
-    const child = spawn(this.bin, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, [MARKER]: '1' } });
+    const child = spawn(this.bin, args, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, [MARKER]: '1' },
+      detached: s.detached ?? false,
+    });
     this.child = child;
     this.isPaused = false;
     live.add(this);

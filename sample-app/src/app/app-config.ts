@@ -6,8 +6,12 @@ import { fileURLToPath } from 'node:url';
  * A class (not an interface) so Nest can inject it by type.
  */
 export class AppConfig {
-  /** Independent Redis masters for Redlock (REDLOCK_NODES, comma-separated redis:// URLs). */
+  /** What holds the locks (LOCK_ENGINE): `redis` (Redlock over REDLOCK_NODES, default) or `etcd` (ETCD_HOSTS). */
+  readonly lockEngine!: LockEngineName;
+  /** Independent Redis masters for Redlock (REDLOCK_NODES, comma-separated redis:// URLs); empty on etcd. */
   readonly nodes!: readonly string[];
+  /** Client URLs of the etcd members (ETCD_HOSTS, comma-separated http:// URLs); empty on Redis. */
+  readonly etcdHosts!: readonly string[];
   /** HTTP port (PORT, default 3000). */
   readonly port!: number;
   /** Interface to listen on (HOST, default 127.0.0.1: nothing is exposed to the network by default). */
@@ -39,6 +43,9 @@ export class AppConfig {
     Object.assign(this, values);
   }
 }
+
+/** The lock engines the app can run on. */
+export type LockEngineName = 'redis' | 'etcd';
 
 /** Thrown for an invalid environment; the message names the variable and the fix. */
 export class ConfigError extends Error {
@@ -82,11 +89,44 @@ export function parseNodes(raw: string | undefined): string[] {
   return nodes;
 }
 
+/** Parses LOCK_ENGINE: `redis` (default) or `etcd`. */
+export function parseLockEngine(raw: string | undefined): LockEngineName {
+  const engine = (raw ?? '').trim().toLowerCase() || 'redis';
+  if (engine !== 'redis' && engine !== 'etcd') {
+    throw new ConfigError(`LOCK_ENGINE must be "redis" (Redlock over REDLOCK_NODES) or "etcd" (ETCD_HOSTS), got "${raw}".`);
+  }
+  return engine;
+}
+
+/** Parses ETCD_HOSTS: comma-separated http:// or https:// client URLs of etcd members, with ports. */
+export function parseEtcdHosts(raw: string | undefined): string[] {
+  const hosts = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (hosts.length === 0) {
+    throw new ConfigError(
+      'LOCK_ENGINE=etcd needs ETCD_HOSTS: comma-separated client URLs of the etcd members, e.g. ' +
+        'ETCD_HOSTS=http://10.0.0.1:2379,http://10.0.0.2:2379,http://10.0.0.3:2379 ' +
+        '(or run `LOCK_ENGINE=etcd npm start`, which starts a local 3-member cluster when ETCD_HOSTS is unset).',
+    );
+  }
+  for (const url of hosts) {
+    if (!/^https?:\/\/[^/\s]+:\d+\/?$/.test(url)) {
+      throw new ConfigError(`ETCD_HOSTS entry "${url}" is not an http:// or https:// client URL with its port, like http://10.0.0.1:2379.`);
+    }
+  }
+  return hosts;
+}
+
 /** Builds the configuration from environment variables (see sample-app/README.md). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const freeze = env.DEMO_FREEZE_ORDER ? int(env, 'DEMO_FREEZE_ORDER', 0, 1) : undefined;
+  const lockEngine = parseLockEngine(env.LOCK_ENGINE);
   return new AppConfig({
-    nodes: parseNodes(env.REDLOCK_NODES),
+    lockEngine,
+    nodes: lockEngine === 'redis' ? parseNodes(env.REDLOCK_NODES) : [],
+    etcdHosts: lockEngine === 'etcd' ? parseEtcdHosts(env.ETCD_HOSTS) : [],
     port: int(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
     ordersDb: env.ORDERS_DB || defaultOrdersDb(),

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
+import { EtcdLocks } from '@redlock-nest/etcd';
 import { RedlockModule } from '@redlock-nest/nestjs';
 import { BatchesModule } from '../batches/batches.module.js';
 import { CatalogModule } from '../catalog/catalog.module.js';
@@ -24,15 +25,20 @@ export class AppModule {
         RedlockModule.forRootAsync({
           isGlobal: true,
           inject: [AppConfig],
-          useFactory: (c: AppConfig) => ({
-            nodes: c.nodes,
+          useFactory: (c: AppConfig) => {
             // Default TTL of @LockRoute / @WithLock; the watchdog extends it while the request runs.
-            ttl: c.paymentLockTtlMs,
-            nodeTimeoutMs: c.nodeTimeoutMs,
-            lockedStatus: 409,
-            // Refuse to start on a replica or a server listed twice: Redlock would be unsafe.
-            independenceCheck: 'fail',
-          }),
+            const shared = { ttl: c.paymentLockTtlMs, lockedStatus: 409 } as const;
+            // On etcd the same decorators lock through consensus; the engine's own request
+            // timeout (1 s) covers a slow fsync, which a Redis node timeout would not.
+            if (c.lockEngine === 'etcd') return { ...shared, engine: new EtcdLocks({ hosts: c.etcdHosts }) };
+            return {
+              ...shared,
+              nodes: c.nodes,
+              nodeTimeoutMs: c.nodeTimeoutMs,
+              // Refuse to start on a replica or a server listed twice: Redlock would be unsafe.
+              independenceCheck: 'fail' as const,
+            };
+          },
         }),
         ScheduleModule.forRoot(),
         OrdersHttpModule.forConfig(config),

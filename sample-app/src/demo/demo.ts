@@ -1,16 +1,18 @@
 /**
- * `npm run demo`: 5 Redis nodes, 3 instances of the sample app as separate processes,
- * thousands of concurrent payment requests, and faults: a Redis node killed and another
- * paused half-way, one app instance frozen inside a payment for longer than the lock
- * TTL. The figure that matters comes from the database at the end: orders paid twice.
+ * `npm run demo`: 5 Redis nodes (or, with `--etcd`, a 3-member etcd cluster), 3 instances of
+ * the sample app as separate processes, thousands of concurrent payment requests, and faults:
+ * a Redis node killed and another paused half-way (on etcd: the leader killed), one app
+ * instance frozen inside a payment for longer than the lock TTL. The figure that matters comes
+ * from the database at the end: orders paid twice.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, RedisCluster } from '@redlock-nest/redis-process';
+import { freePort } from '@redlock-nest/redis-process';
 import { OrdersRepository } from '../orders/orders.repository.js';
 import { AppInstance } from './app-instance.js';
 import { DEMO_USAGE, parseDemoArgs, type DemoOptions } from './demo-options.js';
+import { startDemoStore, type DemoStore } from './demo-store.js';
 import { runFreezeScenario, type FreezeReport } from './freeze-scenario.js';
 import { HttpClient } from './http-client.js';
 import { LoadGenerator, planRequests } from './load-generator.js';
@@ -21,19 +23,19 @@ const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../data/demo', import.meta.ur
 
 /** Everything started, so every exit path stops all of it. */
 class Stage {
-  redis: RedisCluster | undefined;
+  store: DemoStore | undefined;
   readonly apps: AppInstance[] = [];
   constructor(private readonly gate: string) {}
   async teardown(): Promise<void> {
     // A frozen instance cannot even handle SIGTERM: open its gate first.
     writeFileSync(this.gate, '');
     await Promise.allSettled(this.apps.map((a) => a.stop()));
-    await this.redis?.stop();
+    await this.store?.stop();
   }
 }
 
 async function startApps(stage: Stage, o: DemoOptions, dataDir: string, db: string, freezeOrder: number, gate: string): Promise<void> {
-  const redis = stage.redis!;
+  const store = stage.store!;
   const ports = await Promise.all(Array.from({ length: o.instances }, () => freePort()));
   const started = await Promise.allSettled(
     ports.map((port, i) =>
@@ -41,7 +43,7 @@ async function startApps(stage: Stage, o: DemoOptions, dataDir: string, db: stri
         `instance-${i + 1}`,
         port,
         {
-          REDLOCK_NODES: redis.urls.join(','),
+          ...store.env,
           ORDERS_DB: db,
           LOCKS: o.locks ? 'on' : 'off',
           PAYMENT_LOCK_TTL_MS: String(o.ttlMs),
@@ -62,7 +64,7 @@ async function startApps(stage: Stage, o: DemoOptions, dataDir: string, db: stri
 }
 
 async function main(): Promise<number> {
-  const o = parseDemoArgs(process.argv.slice(2));
+  const o = parseDemoArgs(process.argv.slice(2), process.env);
   if (o.help) {
     console.log(DEMO_USAGE);
     return 0;
@@ -78,7 +80,8 @@ async function main(): Promise<number> {
   repo.seed(o.orders + 1);
   repo.close();
 
-  console.log(`redlock-nest race demo (${o.locks ? 'locks ON: Redlock + fencing tokens' : 'locks OFF: the baseline'})`);
+  const locking = o.engine === 'etcd' ? 'etcd' : 'Redlock';
+  console.log(`redlock-nest race demo (${o.locks ? `locks ON: ${locking} + fencing tokens` : 'locks OFF: the baseline'})`);
   const stage = new Stage(gate);
   const stopOnSignal = (signal: NodeJS.Signals): void => {
     console.log(`\n${signal}: stopping everything the demo started…`);
@@ -89,8 +92,8 @@ async function main(): Promise<number> {
 
   const started = performance.now();
   try {
-    stage.redis = await RedisCluster.start(o.nodes, { detached: true });
-    console.log(`  ${o.nodes} Redis nodes (redis-server ${stage.redis.version}): ${stage.redis.urls.join(' ')}`);
+    stage.store = await startDemoStore(o);
+    console.log(`  ${stage.store.banner}`);
     await startApps(stage, o, dataDir, db, freezeOrder, gate);
     console.log(`  ${o.instances} app instances: ${stage.apps.map((a) => `${a.name} ${a.url} (pid ${a.pid})`).join(', ')}`);
     console.log(`  orders database: ${db} (SQLite, WAL, shared by all instances)`);
@@ -105,8 +108,10 @@ async function main(): Promise<number> {
     );
     const progress = new Progress(load.tally, load.total);
     const faults: string[] = [];
-    const redis = stage.redis;
+    const store = stage.store;
     let freeze: Promise<FreezeReport> | undefined;
+    let degraded: Promise<void> = Promise.resolve();
+    let recovered: Promise<void> = Promise.resolve();
     const clients = stage.apps.map((a) => new HttpClient(a.url, 2));
     const timeline: Array<{ at: number; run: () => void }> = [
       {
@@ -132,22 +137,25 @@ async function main(): Promise<number> {
       {
         at: 0.5,
         run: () => {
-          const killed = redis.server(0);
-          const paused = redis.server(1);
-          void killed.kill();
-          paused.pause();
-          faults.push(
-            `Redis node ${killed.url} killed (SIGKILL) at 50 %`,
-            `Redis node ${paused.url} paused (SIGSTOP) at 50 %, resumed at 80 %`,
+          // The 80 % step waits for this one: the etcd leader must be known and killed first.
+          degraded = store.degrade().then(
+            (injected) => {
+              faults.push(...injected);
+              progress.event(`${injected.join('; ')}: a majority is left`);
+            },
+            (err: unknown) => progress.event(`fault injection failed: ${err instanceof Error ? err.message : String(err)}`),
           );
-          progress.event(`killed Redis ${killed.url}, paused Redis ${paused.url}: 3 of 5 nodes left, still a quorum`);
         },
       },
       {
         at: 0.8,
         run: () => {
-          redis.server(1).resume();
-          progress.event(`resumed Redis ${redis.server(1).url}`);
+          recovered = degraded
+            .then(() => store.recover())
+            .then(
+              (line) => progress.event(line),
+              (err: unknown) => progress.event(`recovery failed: ${err instanceof Error ? err.message : String(err)}`),
+            );
         },
       },
     ];
@@ -157,6 +165,7 @@ async function main(): Promise<number> {
     progress.start();
     await load.run();
     const freezeReport = await freeze;
+    await recovered;
     progress.stop();
     load.close();
     for (const c of clients) c.close();
@@ -170,6 +179,7 @@ async function main(): Promise<number> {
     ledgerDb.close();
     const summary = buildSummary({
       mode: o.locks ? 'locks' : 'no-locks',
+      engine: o.engine,
       nodes: o.nodes,
       instances: o.instances,
       durationMs: Math.round(performance.now() - started),

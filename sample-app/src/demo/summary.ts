@@ -5,6 +5,8 @@ import type { Tally } from './tally.js';
 /** Everything the demo reports, also printed as JSON with --json. */
 export interface DemoSummary {
   readonly mode: 'locks' | 'no-locks';
+  /** Where the locks lived: Redis nodes (Redlock) or etcd members. */
+  readonly engine: 'redis' | 'etcd';
   readonly nodes: number;
   readonly instances: number;
   readonly durationMs: number;
@@ -35,6 +37,7 @@ export function exitCodeOf(mode: DemoSummary['mode'], ledger: LedgerReport, free
 
 export function buildSummary(args: {
   mode: DemoSummary['mode'];
+  engine: DemoSummary['engine'];
   nodes: number;
   instances: number;
   durationMs: number;
@@ -47,6 +50,7 @@ export function buildSummary(args: {
   const c = args.tally.counts;
   return {
     mode: args.mode,
+    engine: args.engine,
     nodes: args.nodes,
     instances: args.instances,
     durationMs: args.durationMs,
@@ -69,11 +73,12 @@ export function buildSummary(args: {
 
 /** The human-readable summary. */
 export function formatSummary(s: DemoSummary): string {
+  const etcd = s.engine === 'etcd';
   const row = (label: string, value: string | number, note = ''): string =>
     `  ${label.padEnd(28)} ${String(value).padStart(7)}${note ? `  ${note}` : ''}`;
   const lines = [
     '',
-    `Summary (${s.mode === 'locks' ? 'Redlock + fencing' : 'NO LOCKS, no fencing'}; ${s.nodes} Redis nodes, ${s.instances} app instances, ${(s.durationMs / 1000).toFixed(1)} s)`,
+    `Summary (${s.mode === 'locks' ? `${etcd ? 'etcd' : 'Redlock'} + fencing` : 'NO LOCKS, no fencing'}; ${s.nodes} ${etcd ? 'etcd members' : 'Redis nodes'}, ${s.instances} app instances, ${(s.durationMs / 1000).toFixed(1)} s)`,
     row('requests', s.requests),
     row('successes: paid (201)', s.paid),
     row('successes: already paid (200)', s.alreadyPaid),
