@@ -69,6 +69,15 @@ export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './re
 export { describeNodeError } from './node-state.js';
 export type { NodeReport } from './independence.js';
 export type { ForceReleaseResult, LockInspection, NodeLockState } from './operator.js';
+export {
+  listLocks,
+  type ListedLock,
+  type ListedLockKind,
+  type ListLocksOptions,
+  type LockListing,
+  type LockListingSource,
+  type NodeListing,
+} from './lock-listing.js';
 export { NodeCheckError } from './node-check.js';
 export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './node-check.js';
 export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';
