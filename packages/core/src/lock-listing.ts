@@ -27,6 +27,8 @@ export interface ListLocksOptions {
   readonly maxPages?: number;
   /** Entries of a fair queue to return, head first. Default 10. */
   readonly queueLimit?: number;
+  /** A node that has not finished its listing by then is reported with an error. Default 4 × nodeTimeoutMs. */
+  readonly timeoutMs?: number;
 }
 
 /** What kind of hold a resource has. A write lock IS a plain lock key, so it shows as `mutex`. */
@@ -161,11 +163,20 @@ async function scanNode(
 }
 
 /** Scans one node and reads the keys it found, as one view per resource. */
-async function listNode(node: LockNode, keyPrefix: string, tagged: boolean, limits: Required<ListLocksOptions>) {
+/** `work`, or a rejection once `ms` have passed (a paused node never answers). */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no listing within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+async function listNode(node: LockNode, keyPrefix: string, tagged: boolean, limits: Omit<Required<ListLocksOptions>, 'timeoutMs'>) {
   const { keys, truncated } = await scanNode(node, keyPrefix, limits.count, limits.maxPages);
   const parsed = keys.map((key) => ({ key, parsed: parseKey(key, keyPrefix, tagged) })).filter((k) => k.parsed !== undefined);
   // Fencing counters outlive their locks: read only those of resources held now.
-  const held = new Set(parsed.filter((k) => k.parsed!.part === 'lock').map((k) => k.parsed!.resource));
+  const held = new Set<string>(parsed.filter((k) => k.parsed!.part === 'lock').map((k) => k.parsed!.resource));
   const wanted = parsed.filter((k) => k.parsed!.part !== 'fence' || held.has(k.parsed!.resource));
   const views = new Map<string, NodeView>();
   if (wanted.length === 0) return { views, keys: keys.length, truncated };
@@ -259,13 +270,14 @@ export async function listLocks(source: LockListingSource, options: ListLocksOpt
     maxPages: positive('maxPages', options.maxPages, 10),
     queueLimit: positive('queueLimit', options.queueLimit, 10),
   };
+  const timeoutMs = positive('timeoutMs', options.timeoutMs, source.options.nodeTimeoutMs * 4);
   const { keyPrefix } = source.options;
   const results = await Promise.all(
     source.nodes
       .map((node) =>
         isClusterClient(node.client)
           ? Promise.reject(new Error('a Redis Cluster node: its locks are not listed'))
-          : listNode(node, keyPrefix, source.keyNames.tagged, limits),
+          : withDeadline(listNode(node, keyPrefix, source.keyNames.tagged, limits), timeoutMs),
       )
       .map((p) =>
         p.then(
