@@ -11,7 +11,7 @@ import { LockLostError, Redlock, RedlockArgumentError } from '@redlock-nest/core
 import { RedlockDashboardModule, RedlockModule, RedlockService } from '@redlock-nest/nestjs';
 import request from 'supertest';
 import { RedisCluster } from '../../harness/redis-server.js';
-import { rejection, unique } from '../helpers.js';
+import { rejection, unique, until } from '../helpers.js';
 
 /** Lets a request in only with `x-admin: yes`: a guard class, resolved in the dashboard's module. */
 @Injectable()
@@ -86,6 +86,16 @@ describe.each(adapters)('dashboard over HTTP (%s)', (name, makeAdapter) => {
 
   const data = async (app: INestApplication, path: string) =>
     (await request(app.getHttpServer()).get(`${path}/data`).set('x-admin', 'yes').expect(200)).body;
+  const row = async (app: INestApplication, path: string, resource: string) =>
+    (await data(app, path)).locks.find((l: { resource: string }) => l.resource === resource);
+  /**
+   * Acquisitions and releases return at a quorum; the last node's reply may come later. Polled:
+   * no event tells when a node other than ours applied a command.
+   */
+  const heldEverywhere = (app: INestApplication, path: string, resource: string) =>
+    until(async () => (await row(app, path, resource))?.heldOn === 3, `${resource} is held on every node`);
+  const gone = (app: INestApplication, path: string, resource: string) =>
+    until(async () => (await row(app, path, resource)) === undefined, `${resource} is gone from the dashboard`);
 
   it('serves one self-contained page under the global prefix, with a CSP that allows only its own script', async () => {
     const res = await request(open.getHttpServer()).get('/api/locks').expect(200);
@@ -105,20 +115,20 @@ describe.each(adapters)('dashboard over HTTP (%s)', (name, makeAdapter) => {
   it("shows another process' lock with its fencing token and TTL, and drops it once released", async () => {
     const resource = unique(`${name}-held`);
     const lock = await other.acquire(resource, 20_000, { fencing: true });
+    await heldEverywhere(open, '/api/locks', resource);
     const body = await data(open, '/api/locks');
-    const row = body.locks.find((l: { resource: string }) => l.resource === resource);
-    expect(row).toMatchObject({
+    const held = body.locks.find((l: { resource: string }) => l.resource === resource);
+    expect(held).toMatchObject({
       kind: 'mutex',
       heldOn: 3,
       fencingToken: String(lock.fencingToken),
       holder: expect.stringMatching(/^[0-9a-f]{12}$/),
     });
-    expect(row.ttlMs).toBeGreaterThan(0);
-    expect(row.ttlMs).toBeLessThanOrEqual(20_000);
+    expect(held.ttlMs).toBeGreaterThan(0);
+    expect(held.ttlMs).toBeLessThanOrEqual(20_000);
     expect(JSON.stringify(body)).not.toContain(lock.value); // the owner token never leaves the server
     await lock.release();
-    const after = await data(open, '/api/locks');
-    expect(after.locks.some((l: { resource: string }) => l.resource === resource)).toBe(false);
+    await gone(open, '/api/locks', resource);
   });
 
   it('shows read locks and semaphores with their holder counts', async () => {
@@ -164,6 +174,7 @@ describe.each(adapters)('dashboard over HTTP (%s)', (name, makeAdapter) => {
   it('force-releases only with the resource name repeated, and the old token goes stale', async () => {
     const resource = unique(`${name}-force`);
     const lock = await other.acquire(resource, 20_000, { fencing: true });
+    await heldEverywhere(admin, '/ops/locks', resource);
     const server = admin.getHttpServer();
     await request(server).post('/ops/locks/release').set('x-admin', 'yes').send({ resource }).expect(400);
     await request(server)
@@ -176,8 +187,7 @@ describe.each(adapters)('dashboard over HTTP (%s)', (name, makeAdapter) => {
     const res = await request(server).post('/ops/locks/release').set('x-admin', 'yes').send({ resource, confirm: resource }).expect(200);
     expect(res.body).toMatchObject({ resource, released: 3, holder: expect.stringMatching(/^[0-9a-f]{12}$/) });
     expect(BigInt(res.body.fencingCounter)).toBeGreaterThan(lock.fencingToken!);
-    const body = await data(admin, '/ops/locks');
-    expect(body.locks.some((l: { resource: string }) => l.resource === resource)).toBe(false);
+    expect(await row(admin, '/ops/locks', resource)).toBeUndefined(); // the force release waits for every node
     expect(await rejection(lock.extend(20_000))).toBeInstanceOf(LockLostError);
   });
 });

@@ -72,7 +72,8 @@ export const PAGE_SCRIPT = `
   function renderLocks(data) {
     var rows = data.locks.map(function (l) {
       var action = null;
-      if (canRelease) {
+      // Force release frees the lock key: readers' leases and semaphore slots only expire.
+      if (canRelease && (l.kind === 'mutex' || l.kind === 'fair')) {
         action = el('button', 'release\\u2026', 'release');
         action.type = 'button';
         action.addEventListener('click', function () { openRelease(l.resource); });
