@@ -17,7 +17,7 @@ export interface RedlockDashboardOptions {
   readonly redlock?: string;
   /** Events kept for the timeline (a ring buffer). Default 200. */
   readonly timelineSize?: number;
-  /** Bounds of the SCAN that finds held locks on each node: keys per page (COUNT) and pages. Default 200 × 10. */
+  /** Bounds of the SCAN that finds held locks on each node: keys per page (COUNT) and pages. Default 1000 × 20. */
   readonly scan?: { readonly count?: number; readonly maxPages?: number };
 }
 
@@ -82,8 +82,8 @@ export function resolveDashboardOptions(input: RedlockDashboardOptions | undefin
     redlock: o.redlock,
     timelineSize: integer('timelineSize', o.timelineSize, 200, 1, 100_000),
     scan: {
-      count: integer('scan.count', o.scan?.count, 200, 1, 100_000),
-      maxPages: integer('scan.maxPages', o.scan?.maxPages, 10, 1, 10_000),
+      count: integer('scan.count', o.scan?.count, 1_000, 1, 100_000),
+      maxPages: integer('scan.maxPages', o.scan?.maxPages, 20, 1, 10_000),
     },
   };
 }
