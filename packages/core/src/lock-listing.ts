@@ -146,7 +146,7 @@ export async function listLocks(source: LockListingSource, options: ListLocksOpt
       .map((p) =>
         p.then(
           (r) => ({ ok: true as const, ...r }),
-          (err: unknown) => ({ ok: false as const, error: String((err as Error)?.message ?? err) }),
+          (err: unknown) => ({ ok: false as const, error: err instanceof Error ? err.message : String(err) }),
         ),
       ),
   );

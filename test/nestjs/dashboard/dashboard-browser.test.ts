@@ -19,6 +19,16 @@ import { RedisCluster } from '../../harness/redis-server.js';
 import { unique } from '../helpers.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
+
+/** The page's DOM as the checks below read it: they run in the browser, and the test program has no DOM lib. */
+interface PageElement {
+  readonly textContent: string | null;
+  readonly dataset: Record<string, string | undefined>;
+}
+declare const document: {
+  querySelectorAll(selector: string): Iterable<PageElement> & { readonly length: number };
+  querySelector(selector: string): PageElement | null;
+};
 const SCREENSHOT = fileURLToPath(new URL('../../../docs/img/dashboard.png', import.meta.url));
 
 /** The system Chromium; playwright-core downloads no browser of its own. */
@@ -33,7 +43,7 @@ function chromiumPath(): string {
 /** The row of `resource` in the locks table, found by its dataset (no selector escaping needed). */
 function lockRowText(page: Page, resource: string): Promise<string | null> {
   return page.evaluate((r) => {
-    const row = [...document.querySelectorAll<HTMLTableRowElement>('#locks tr')].find((tr) => tr.dataset.resource === r);
+    const row = [...document.querySelectorAll('#locks tr')].find((tr) => tr.dataset.resource === r);
     return row ? row.textContent : null;
   }, resource);
 }
@@ -83,7 +93,7 @@ describe('dashboard in a browser', () => {
 
   it('shows every node up', async () => {
     await page.waitForFunction((n) => document.querySelectorAll('#nodes tr[data-status=up]').length === n, cluster.urls.length);
-    const labels = await page.$$eval('#nodes tr', (rows) => rows.map((r) => (r as HTMLElement).dataset.node));
+    const labels = await page.evaluate(() => [...document.querySelectorAll('#nodes tr')].map((r) => r.dataset.node));
     expect(labels).toEqual(cluster.urls.map((u) => u.replace('redis://', '')));
   });
 
@@ -92,18 +102,14 @@ describe('dashboard in a browser', () => {
     const lock = await other.acquire(resource, 30_000, { fencing: true });
     // Held on every node: the acquisition returns at a quorum, and a poll may see it before the last node.
     await page.waitForFunction(
-      (r) =>
-        [...document.querySelectorAll<HTMLElement>('#locks tr')].some((tr) => tr.dataset.resource === r && tr.textContent!.includes('3/3')),
+      (r) => [...document.querySelectorAll('#locks tr')].some((tr) => tr.dataset.resource === r && tr.textContent!.includes('3/3')),
       resource,
     );
     const text = await lockRowText(page, resource);
     expect(text).toContain(String(lock.fencingToken));
     expect(text).toContain('mutex');
     await lock.release();
-    await page.waitForFunction(
-      (r) => ![...document.querySelectorAll<HTMLElement>('#locks tr')].some((tr) => tr.dataset.resource === r),
-      resource,
-    );
+    await page.waitForFunction((r) => ![...document.querySelectorAll('#locks tr')].some((tr) => tr.dataset.resource === r), resource);
   });
 
   it('renders a resource named like markup as text, and no script of it runs', async () => {
