@@ -1,4 +1,5 @@
 import {
+  listLocks,
   LockLostError,
   NodeIndependenceError,
   QuorumUnavailableError,
@@ -36,6 +37,13 @@ function expectEqual(actual: unknown, expected: unknown, what: string): void {
 
 /** Rows of the core API (`@redlock-nest/core`). */
 export const coreRows: readonly BadInputRow[] = [
+  // Operators' listing
+  {
+    layer: 'core',
+    name: 'listLocks with a zero page limit',
+    run: (c) => listLocks(c.redlock(), { maxPages: 0 }),
+    rejects: arg(/\{ maxPages: 10 \}/),
+  },
   // TTLs
   { layer: 'core', name: 'ttl 0', run: (c) => c.redlock().acquire('r', 0), rejects: arg(/ttlMs.*at least 1/) },
   { layer: 'core', name: 'ttl negative', run: (c) => c.redlock().acquire('r', -5), rejects: arg(/at least 1/) },

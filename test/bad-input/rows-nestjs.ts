@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { RedlockArgumentError } from '@redlock-nest/core';
-import { LockKeyError, RedlockModule, RedlockModuleNotInitializedError, WithLock } from '@redlock-nest/nestjs';
+import { LockKeyError, RedlockDashboardModule, RedlockModule, RedlockModuleNotInitializedError, WithLock } from '@redlock-nest/nestjs';
 import type { BadInputContext } from './context.js';
 import type { BadInputRow } from './row.js';
 
@@ -139,6 +139,18 @@ export const nestjsRows: readonly BadInputRow[] = [
     name: 'RedlockModule.forRoot with an engine and Redlock options it would ignore',
     run: () => initWith({ engine: inertEngine(), keyPrefix: 'x:', retry: false }),
     rejects: { error: RedlockArgumentError, fix: /keyPrefix, retry .*engine's own options to its constructor/ },
+  },
+  {
+    layer: 'nestjs',
+    name: 'RedlockDashboardModule.forRoot with neither a guard nor public: true',
+    run: async () => RedlockDashboardModule.forRoot({ path: '/locks' }),
+    rejects: { error: RedlockArgumentError, fix: /\{ guard: AdminGuard \}.*\{ public: true \}/ },
+  },
+  {
+    layer: 'nestjs',
+    name: 'RedlockDashboardModule.forRoot with a route pattern as path',
+    run: async () => RedlockDashboardModule.forRoot({ path: '/locks/:id', public: true }),
+    rejects: { error: RedlockArgumentError, fix: /plain URL path like '\/locks'/ },
   },
 ];
 

@@ -70,6 +70,15 @@ export { describeNodeError } from './node-state.js';
 export type { NodeReport } from './independence.js';
 export type { ForceReleaseResult, InspectOptions, LockInspection, NodeLockState } from './operator.js';
 export type { NodeHolder, NodePrimitives, QuorumHolder } from './operator-primitives.js';
+export {
+  listLocks,
+  type ListedLock,
+  type ListedLockKind,
+  type ListLocksOptions,
+  type LockListing,
+  type LockListingSource,
+  type NodeListing,
+} from './lock-listing.js';
 export { NodeCheckError } from './node-check.js';
 export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './node-check.js';
 export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';

@@ -41,3 +41,7 @@ export {
 export { RedlockExceptionFilter } from './redlock-exception.filter.js';
 export { FencingUnavailableError, LockKeyError, LockRouteContextError, RedlockModuleNotInitializedError } from './errors.js';
 export { DEFAULT_REDLOCK_NAME, LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from './constants.js';
+export { RedlockDashboardModule } from './dashboard/redlock-dashboard.module.js';
+export type { RedlockDashboardOptions } from './dashboard/dashboard.options.js';
+export type { DashboardNode, DashboardRelease, DashboardSnapshot } from './dashboard/dashboard-data.js';
+export type { TimelineEvent, TimelineEventType, TimelineSnapshot } from './dashboard/event-timeline.js';
