@@ -118,6 +118,15 @@ describe('redlock-nest CLI', () => {
     expect(run.stderr).not.toContain('probing:');
   });
 
+  it('watch names a dead port ECONNREFUSED and exits 1 when no node can be watched', async () => {
+    const gone = await RedisServer.start();
+    await gone.stop();
+    const run = await cli(['watch', '--nodes', gone.url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`no node could be watched: 127.0.0.1:${gone.port}: ECONNREFUSED 127.0.0.1:${gone.port}`);
+    expect(run.stderr).not.toContain('Connection is closed');
+  });
+
   it('check with the same server listed twice prints the whole report with a duplicate ERROR row', async () => {
     const run = await cli(['check', '--nodes', `${good.url},${good.url}`]);
     expect(run.code).toBe(1);

@@ -8,6 +8,8 @@
  */
 import { Redis } from 'ioredis';
 import { escapeGlob } from './node-commands.js';
+import { describeNodeError } from './node-state.js';
+import { labelOf } from './redis-client.js';
 
 /** One line of `watch` output. */
 export interface WatchEvent {
@@ -116,10 +118,19 @@ export async function watch(options: WatchOptions): Promise<() => Promise<void>>
 
   const clients = options.urls.map((url) => new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableReadyCheck: false }));
   let noKeyspace = 0;
+  /** Why each node that could not be watched failed: the connection's real cause (ECONNREFUSED …), not ioredis' words. */
+  const failed: string[] = [];
   await Promise.all(
     clients.map(async (client, i) => {
-      client.on('error', () => undefined); // reconnects on its own; the CLI reports nodes via `check`
-      await client.connect();
+      let cause: unknown;
+      client.on('error', (err: unknown) => void (cause ??= err)); // reconnects on its own; the CLI reports nodes via `check`
+      try {
+        await client.connect();
+      } catch (err) {
+        failed.push(`${labelOf(client, i)}: ${describeNodeError(cause ?? err)}`);
+        client.disconnect(); // stops its reconnects: the process can exit
+        return;
+      }
       const flags = await client.call('CONFIG', 'GET', 'notify-keyspace-events').then(
         (reply) => (Array.isArray(reply) ? String(reply[1]) : ''),
         () => '',
@@ -133,12 +144,14 @@ export async function watch(options: WatchOptions): Promise<() => Promise<void>>
       await client.psubscribe(`${prefix}lock:*`, `${prefix}semaphore:*`, `__keyspace@*__:${prefix}*`);
     }),
   );
+  if (failed.length === clients.length) throw new Error(`no node could be watched: ${failed.join('; ')}`);
+  for (const f of failed) options.err(`note: not watching ${f}`);
   if (noKeyspace > 0) {
     options.err(
       `note: ${noKeyspace} node(s) lack keyspace notifications: acquisitions, readers and queues are shown only where notify-keyspace-events includes K$z (CONFIG SET notify-keyspace-events K$xz); releases of locks and permits always are.`,
     );
   }
-  options.err(`watching ${options.urls.length} node(s) for ${keyPrefix}* (Ctrl-C to stop)`);
+  options.err(`watching ${options.urls.length - failed.length} node(s) for ${keyPrefix}* (Ctrl-C to stop)`);
   return async () => {
     for (const g of groups.values()) clearTimeout(g.timer);
     groups.clear();
