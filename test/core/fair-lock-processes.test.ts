@@ -14,6 +14,12 @@ import { uniqueResource, until, useFixture } from './helpers.js';
 
 const ENTRY = join(process.cwd(), 'packages/core/dist/index.js');
 const WAITER = fileURLToPath(new URL('./fixtures/fair-waiter.mjs', import.meta.url));
+/**
+ * The waiters' liveness TTL where a stopped or killed waiter must lose its place. A live waiter
+ * renews it every third of it: at 400 ms, a waiter starved of CPU for ~270 ms (a busy core) lost
+ * its place too, and was granted out of order. Long enough that only a stopped process misses it.
+ */
+const LIVENESS_TTL_MS = 2_000;
 
 interface Waiter {
   readonly name: string;
@@ -21,6 +27,8 @@ interface Waiter {
   /** Every line it printed. */
   readonly lines: string[];
   readonly exited: Promise<number | null>;
+  /** Resolves once it is queued (its first attempt found the lock held and took a ticket). */
+  readonly waiting: Promise<void>;
 }
 
 describe('fair lock across processes', () => {
@@ -35,9 +43,19 @@ describe('fair lock across processes', () => {
       },
     );
     const lines: string[] = [];
-    child.stdout.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+    let queuedNow!: () => void;
+    const waiting = new Promise<void>((resolve) => (queuedNow = resolve));
+    // Whole lines only: a chunk may end inside one.
+    let partial = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      const parts = (partial + chunk.toString()).split('\n');
+      partial = parts.pop()!;
+      const fresh = parts.filter(Boolean);
+      lines.push(...fresh);
+      if (fresh.includes('waiting')) queuedNow();
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    return { name, child, lines, exited };
+    return { name, child, lines, exited, waiting };
   }
 
   async function queued(resource: string, count: number): Promise<void> {
@@ -63,25 +81,29 @@ describe('fair lock across processes', () => {
   it('grants in order of arrival across processes', async () => {
     const resource = uniqueResource('procs');
     const holder = fx.redlock();
-    const held = await holder.acquire(resource, 10_000, { fair: true });
+    const held = await holder.acquire(resource, 60_000, { fair: true }); // outlasts the waiters' start-up
     const waiters: Waiter[] = [];
-    for (const [i, name] of ['a', 'b', 'c', 'd'].entries()) {
-      waiters.push(spawnWaiter(resource, name, 2_000));
-      await queued(resource, i + 1);
+    for (const name of ['a', 'b', 'c', 'd']) {
+      const waiter = spawnWaiter(resource, name, 2_000);
+      waiters.push(waiter);
+      // Its own word that it is queued, not the queues' length on every node: a ticket needs a
+      // majority, and a starting process under load can take longer than any fixed bound.
+      await waiter.waiting;
     }
     await held.release();
     expect(await Promise.all(waiters.map((w) => w.exited))).toEqual([0, 0, 0, 0]);
     expect(await grants(resource, waiters)).toEqual(['a', 'b', 'c', 'd']);
-  });
+  }, 120_000);
 
   it('skips a paused waiter after its liveness TTL; it still gets the lock once it resumes', async () => {
     const resource = uniqueResource('paused');
     const holder = fx.redlock();
-    const held = await holder.acquire(resource, 10_000, { fair: true });
+    const held = await holder.acquire(resource, 60_000, { fair: true }); // outlasts the waiters' start-up
     const waiters: Waiter[] = [];
-    for (const [i, name] of ['a', 'b', 'c', 'd'].entries()) {
-      waiters.push(spawnWaiter(resource, name, 400));
-      await queued(resource, i + 1);
+    for (const name of ['a', 'b', 'c', 'd']) {
+      const waiter = spawnWaiter(resource, name, LIVENESS_TTL_MS);
+      waiters.push(waiter);
+      await waiter.waiting;
     }
     const [a, b, c, d] = waiters as [Waiter, Waiter, Waiter, Waiter];
     b.child.kill('SIGSTOP');
@@ -91,16 +113,17 @@ describe('fair lock across processes', () => {
     b.child.kill('SIGCONT');
     expect(await b.exited).toBe(0);
     expect(await grants(resource, waiters)).toEqual(['a', 'c', 'd', 'b']);
-  });
+  }, 120_000);
 
   it('skips a killed waiter', async () => {
     const resource = uniqueResource('killed');
     const holder = fx.redlock();
-    const held = await holder.acquire(resource, 10_000, { fair: true });
+    const held = await holder.acquire(resource, 60_000, { fair: true }); // outlasts the waiters' start-up
     const waiters: Waiter[] = [];
-    for (const [i, name] of ['a', 'b', 'c'].entries()) {
-      waiters.push(spawnWaiter(resource, name, 400));
-      await queued(resource, i + 1);
+    for (const name of ['a', 'b', 'c']) {
+      const waiter = spawnWaiter(resource, name, LIVENESS_TTL_MS);
+      waiters.push(waiter);
+      await waiter.waiting;
     }
     const [a, b, c] = waiters as [Waiter, Waiter, Waiter];
     b.child.kill('SIGKILL');
@@ -109,5 +132,5 @@ describe('fair lock across processes', () => {
     expect(await Promise.all([a.exited, c.exited])).toEqual([0, 0]);
     expect(await grants(resource, waiters)).toEqual(['a', 'c']);
     await queued(resource, 0);
-  });
+  }, 120_000);
 });
