@@ -76,7 +76,9 @@ describe.each(adapters)('dashboard over HTTP (%s)', (name, makeAdapter) => {
 
   beforeAll(async () => {
     open = await start(RedlockDashboardModule.forRoot({ path: '/locks', public: true }), 'api');
-    admin = await start(RedlockDashboardModule.forRoot({ path: 'ops/locks', guard: AdminHeaderGuard, allowForceRelease: true }));
+    admin = await start(
+      RedlockDashboardModule.forRoot({ path: 'ops/locks', guard: AdminHeaderGuard, allowForceRelease: true, timelineSize: 4 }),
+    );
   });
 
   afterAll(async () => {
@@ -96,6 +98,19 @@ describe.each(adapters)('dashboard over HTTP (%s)', (name, makeAdapter) => {
     until(async () => (await row(app, path, resource))?.heldOn === 3, `${resource} is held on every node`);
   const gone = (app: INestApplication, path: string, resource: string) =>
     until(async () => (await row(app, path, resource)) === undefined, `${resource} is gone from the dashboard`);
+
+  it('listens to no lock event until a page asks for data, then keeps only the last timelineSize', async () => {
+    const service = admin.get(RedlockService);
+    const redlock = service.redlock as Redlock;
+    await request(admin.getHttpServer()).get('/ops/locks').set('x-admin', 'yes').expect(200);
+    expect(redlock.listenerCount('acquired')).toBe(0); // a closed (or never polled) page costs the lock path nothing
+    expect((await data(admin, '/ops/locks')).timeline).toEqual({ events: [], acquisitionsPerSecond: 0, since: expect.any(Number) });
+    expect(redlock.listenerCount('acquired')).toBe(1);
+    const resource = unique(`${name}-ring`);
+    for (let i = 0; i < 3; i++) await service.using(resource, 5_000, () => undefined);
+    const { events } = (await data(admin, '/ops/locks')).timeline;
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['released', 'acquired', 'released', 'acquired']);
+  });
 
   it('serves one self-contained page under the global prefix, with a CSP that allows only its own script', async () => {
     const res = await request(open.getHttpServer()).get('/api/locks').expect(200);
