@@ -165,7 +165,14 @@ async function waitTurn(
     for (;;) {
       if (state.gone) throw new LeaseGone();
       flag.woken = false;
-      pos ??= await position(ctx.transport, held, req.deadline);
+      if (!pos) {
+        // The read and the watch are two connections: the watch may deliver the deletion of the
+        // key this read will name before the read's answer is in. Until it is, any deletion ahead
+        // wakes this waiter (a spare read at worst), so no such deletion is missed.
+        waiter.watchKey = undefined;
+        waiter.ahead = undefined;
+        pos = await position(ctx.transport, held, req.deadline);
+      }
       // Deletions after this read still count; ones before it are in it already.
       waiter.watchKey = pos.watchKey;
       waiter.ahead = pos.ahead;
