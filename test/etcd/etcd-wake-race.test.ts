@@ -10,14 +10,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EtcdLocks } from '@redlock-nest/etcd';
-import { EtcdCluster, uniqueResource } from './helpers.js';
+import { EtcdCluster, keysUnder, uniqueResource, until } from './helpers.js';
+
+/** Hooks run once, each on the next answer of its kind, before that answer is passed on. */
+interface Staging {
+  afterRead?: () => Promise<void>;
+  afterEnqueue?: () => Promise<void>;
+}
 
 /** A proxy that passes watch streams through as they flow and can hold back the answer of a queue read. */
-async function stagingProxy(
-  target: string,
-  staging: { afterRead?: () => Promise<void> },
-  onWatchData: (chunk: string) => void,
-): Promise<Server> {
+async function stagingProxy(target: string, staging: Staging, onWatchData: (chunk: string) => void): Promise<Server> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', target);
     const upstream = request(url, { method: req.method, headers: req.headers }, (reply) => {
@@ -34,8 +36,9 @@ async function stagingProxy(
       reply.on('data', (c: Buffer) => chunks.push(c));
       reply.on('end', () => {
         // The answer is in hand (read before whatever the hook does); it is passed on after the hook.
-        const hook = url.pathname === '/v3/kv/range' ? staging.afterRead : undefined;
-        if (hook) staging.afterRead = undefined;
+        const kind = url.pathname === '/v3/kv/range' ? 'afterRead' : url.pathname === '/v3/kv/txn' ? 'afterEnqueue' : undefined;
+        const hook = kind && staging[kind];
+        if (kind) staging[kind] = undefined;
         void (hook?.() ?? Promise.resolve()).then(() => res.end(Buffer.concat(chunks)));
       });
     });
@@ -65,7 +68,7 @@ describe('EtcdLocks waiter wake-up', () => {
     const giveUp = new AbortController();
     const c = direct.acquire(resource, 10_000, { timeoutMs: 10_000, signal: giveUp.signal }).catch((err: unknown) => err);
     let onWatch: (chunk: string) => void = () => undefined;
-    const staging: { afterRead?: () => Promise<void> } = {};
+    const staging: Staging = {};
     const proxy = await stagingProxy(member, staging, (chunk) => onWatch(chunk));
     const proxied = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
     const waiterEngine = new EtcdLocks({ hosts: [proxied] });
@@ -95,6 +98,51 @@ describe('EtcdLocks waiter wake-up', () => {
       await lock.release();
     } finally {
       await waiterEngine.close();
+      await direct.close();
+      proxy.closeAllConnections();
+      proxy.close();
+    }
+  });
+
+  it("a deletion the process's shared watch delivered before a new waiter's enqueue answer is not missed", async () => {
+    const resource = uniqueResource('join-race');
+    const member = cluster.hosts[0]!;
+    const queue = `redlock/lock/${resource.length}:${resource}/q/`;
+    const direct = new EtcdLocks({ hosts: [member] });
+    let onWatch: (chunk: string) => void = () => undefined;
+    const staging: Staging = {};
+    const proxy = await stagingProxy(member, staging, (chunk) => onWatch(chunk));
+    const proxied = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const engine = new EtcdLocks({ hosts: [proxied] });
+    const watching = new Promise<void>((resolve) => {
+      onWatch = (chunk) => chunk.includes('"created":true') && resolve();
+    });
+    try {
+      // The queue: A holds; B1 (the proxied engine) waits, its watch of the queue is up; C waits.
+      const a = await direct.acquire(resource, 10_000);
+      const b1 = engine.acquire(resource, 10_000, { timeoutMs: 10_000 });
+      await watching;
+      const giveUp = new AbortController();
+      const c = direct.acquire(resource, 10_000, { timeoutMs: 10_000, signal: giveUp.signal }).catch((err: unknown) => err);
+      await until(async () => (await keysUnder(member, queue)).length === 3, 'C is queued');
+      // B2 of the same engine enqueues behind C; before its enqueue's answer (which names C)
+      // reaches it, C gives up and C's deletion goes by on the shared watch.
+      staging.afterEnqueue = async () => {
+        const deletion = new Promise<void>((resolve) => {
+          onWatch = (chunk) => chunk.includes('"DELETE"') && resolve();
+        });
+        giveUp.abort(new Error('C gives up'));
+        await deletion;
+      };
+      const b2 = engine.acquire(resource, 10_000, { timeoutMs: 8_000 });
+      expect(await c).toBeInstanceOf(Error);
+      await a.release();
+      await (await b1).release();
+      const lock = await b2;
+      expect(staging.afterEnqueue).toBeUndefined();
+      await lock.release();
+    } finally {
+      await engine.close();
       await direct.close();
       proxy.closeAllConnections();
       proxy.close();

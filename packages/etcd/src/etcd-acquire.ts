@@ -158,10 +158,13 @@ async function waitTurn(
   };
   const waiter: QueueWaiter = { revision: held.revision, slots: held.slots, watchKey: undefined, ahead: undefined, readAt: 0n, wake };
   state.wake = wake;
+  // A stream already up may have dispatched the deletion that followed `first` before this
+  // waiter listened: then `first` is stale and the position is read again, listening.
+  const joined = watch.live;
   watch.waiters.add(waiter);
   try {
     const since = await until(watch.ready(), req);
-    let pos = first && since <= first.readAt + 1n ? first : undefined;
+    let pos = first && !joined && since <= first.readAt + 1n ? first : undefined;
     for (;;) {
       if (state.gone) throw new LeaseGone();
       flag.woken = false;
