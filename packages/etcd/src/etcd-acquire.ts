@@ -158,14 +158,24 @@ async function waitTurn(
   };
   const waiter: QueueWaiter = { revision: held.revision, slots: held.slots, watchKey: undefined, ahead: undefined, readAt: 0n, wake };
   state.wake = wake;
+  // A stream already up may have dispatched the deletion that followed `first` before this
+  // waiter listened: then `first` is stale and the position is read again, listening.
+  const joined = watch.live;
   watch.waiters.add(waiter);
   try {
     const since = await until(watch.ready(), req);
-    let pos = first && since <= first.readAt + 1n ? first : undefined;
+    let pos = first && !joined && since <= first.readAt + 1n ? first : undefined;
     for (;;) {
       if (state.gone) throw new LeaseGone();
       flag.woken = false;
-      pos ??= await position(ctx.transport, held, req.deadline);
+      if (!pos) {
+        // The read and the watch are two connections: the watch may deliver the deletion of the
+        // key this read will name before the read's answer is in. Until it is, any deletion ahead
+        // wakes this waiter (a spare read at worst), so no such deletion is missed.
+        waiter.watchKey = undefined;
+        waiter.ahead = undefined;
+        pos = await position(ctx.transport, held, req.deadline);
+      }
       // Deletions after this read still count; ones before it are in it already.
       waiter.watchKey = pos.watchKey;
       waiter.ahead = pos.ahead;

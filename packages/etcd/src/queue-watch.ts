@@ -48,6 +48,8 @@ export class QueueWatch {
   readonly held = new Map<string, () => void>();
   private stream: { response: IncomingMessage; abort: () => void; host: number } | undefined;
   private created: Promise<bigint> | undefined;
+  /** Whether a stream has been delivering events (to the waiters registered then) since its creation. */
+  private delivering = false;
   private probeTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -65,6 +67,15 @@ export class QueueWatch {
   ready(): Promise<bigint> {
     this.created ??= this.open();
     return this.created;
+  }
+
+  /**
+   * Whether events may already have been dispatched before a waiter registering now: the stream
+   * is up. Such a waiter must read its position after registering, not trust an earlier read
+   * (a deletion right after that read may have gone by before it was listening).
+   */
+  get live(): boolean {
+    return this.delivering;
   }
 
   /** Removes a waiter; the watch closes with its last waiter. */
@@ -120,6 +131,7 @@ export class QueueWatch {
           }
           if (message.result?.created && !established) {
             established = true;
+            this.delivering = true;
             resolve(BigInt(message.result.header?.revision ?? '0') + 1n);
           }
           for (const event of message.result?.events ?? []) this.onEvent(event);
