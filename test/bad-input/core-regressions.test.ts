@@ -1,5 +1,5 @@
 /**
- * Regressions for core bugs found by the bad-input table (fixed in packages/core/src/lock-node.ts):
+ * Regressions for core bugs found by the bad-input table (fixed in packages/core/src/nodes/lock-node.ts):
  * a release could be dropped or overtaken on a node whose script cache was empty
  * (fresh or restarted server), leaving the lock key set until its TTL.
  */

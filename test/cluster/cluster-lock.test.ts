@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { hashSlot, hashTag, NodeIndependenceError, Redlock } from '@redlock-nest/core';
-import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
+import type { ReleaseNotifier } from '../../packages/core/src/wakeups/release-notifier.js';
 import { CLIENT_KINDS } from '../core/helpers.js';
 import { rejection, uniqueResource, until } from '../harness/test-utils.js';
 import { resourcesInDifferentSlots, useClusterFixture } from './helpers.js';

@@ -1,9 +1,9 @@
 /** Slots and hash tags, checked against the Redis Cluster specification's examples (no server needed). */
 import { describe, expect, it } from '@jest/globals';
 import { hashSlot, hashTag, Redlock, RedlockArgumentError, type RedisNodeInput } from '@redlock-nest/core';
-import { keyNames, type KeyKind } from '../../packages/core/src/hash-slot.js';
-import { readWriteKeys } from '../../packages/core/src/read-write-lock.js';
-import { semaphoreKeys } from '../../packages/core/src/semaphore.js';
+import { keyNames, type KeyKind } from '../../packages/core/src/nodes/hash-slot.js';
+import { readWriteKeys } from '../../packages/core/src/primitives/read-write-lock.js';
+import { semaphoreKeys } from '../../packages/core/src/primitives/semaphore.js';
 
 describe('hash slots and tags', () => {
   it('computes the slots Redis computes', () => {

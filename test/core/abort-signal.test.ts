@@ -6,7 +6,7 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Redlock } from '@redlock-nest/core';
-import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
+import type { ReleaseNotifier } from '../../packages/core/src/wakeups/release-notifier.js';
 import { useFixture, rejection, uniqueResource, until } from './helpers.js';
 
 /** Exposes the notifier, a protected member, to the tests. */

@@ -14,7 +14,7 @@ import {
   Redlock,
   type Lock,
 } from '@redlock-nest/core';
-import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
+import type { ReleaseNotifier } from '../../packages/core/src/wakeups/release-notifier.js';
 import { lockKey, rejection, uniqueResource, until, useFixture, type Fixture } from './helpers.js';
 import { maxOverlap, type Interval } from './intervals.js';
 

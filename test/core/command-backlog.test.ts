@@ -4,7 +4,7 @@
  * backlog is plain data.
  */
 import { describe, expect, it } from '@jest/globals';
-import { CommandBacklog } from '../../packages/core/src/command-backlog.js';
+import { CommandBacklog } from '../../packages/core/src/nodes/command-backlog.js';
 
 describe('CommandBacklog', () => {
   it('writes follow-ups first, then new commands, each oldest first, while there is room', () => {

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Redlock } from '@redlock-nest/core';
-import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
+import type { ReleaseNotifier } from '../../packages/core/src/wakeups/release-notifier.js';
 import { useFixture, uniqueResource, until } from './helpers.js';
 import { runScript } from '../harness/child-script.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Redlock, type Lock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
-import type { ReleaseNotifier } from '../../packages/core/src/release-notifier.js';
+import type { ReleaseNotifier } from '../../packages/core/src/wakeups/release-notifier.js';
 import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { RedisCluster } from '../harness/redis-server.js';
 import { CLIENT_KINDS, fastClient, lockKey, nodesOf, uniqueResource, until } from './helpers.js';
@@ -292,7 +292,7 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
 
   ioredisOnly('leaves no timers or sockets after close: a process that waited exits on its own', async () => {
     const dist = join(process.cwd(), 'packages/core/dist/index.js');
-    expect(existsSync(join(process.cwd(), 'packages/core/dist/release-notifier.js'))).toBe(true); // run `npm run build` first
+    expect(existsSync(join(process.cwd(), 'packages/core/dist/wakeups/release-notifier.js'))).toBe(true); // run `npm run build` first
     const script = `
       import { Redlock } from ${JSON.stringify(dist)};
       const urls = ${JSON.stringify(cluster.urls)};

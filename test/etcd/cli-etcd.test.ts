@@ -17,7 +17,7 @@ import { EtcdLocks, EtcdOperator } from '@redlock-nest/etcd';
 import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { aborted, EtcdCluster, rejection, uniqueResource, until } from './helpers.js';
 
-const BIN = fileURLToPath(new URL('../../packages/core/dist/cli.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../packages/core/dist/cli/cli.js', import.meta.url));
 
 interface Run {
   readonly code: number | null;

@@ -3,7 +3,7 @@
  * the nodes that granted the lock, computed exactly (counters pass 2^53 as decimal strings).
  */
 import { describe, expect, it } from '@jest/globals';
-import { settleTokens } from '../../packages/core/src/fencing.js';
+import { settleTokens } from '../../packages/core/src/fencing/fencing.js';
 
 describe('settleTokens', () => {
   it('takes, per resource, the maximum counter over the granting nodes and skips the nodes that did not grant', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockKeyError, WithLock } from '@redlock-nest/nestjs';
-import { compileMethodKey, compileRouteKey } from '../../packages/nestjs/src/lock-key.js';
-import { readParameters } from '../../packages/nestjs/src/parameter-names.js';
+import { compileMethodKey, compileRouteKey } from '../../packages/nestjs/src/keys/lock-key.js';
+import { readParameters } from '../../packages/nestjs/src/keys/parameter-names.js';
 
 class Sample {
   async byId(id: string, _dto?: unknown) {

@@ -10,7 +10,7 @@ import { Test } from '@nestjs/testing';
 import { StaleFencingTokenError, type ReleaseEvent } from '@redlock-nest/core';
 import { currentLock, RedlockModule, RedlockService, WithLock, WithSemaphore } from '@redlock-nest/nestjs';
 import request from 'supertest';
-import { RecentHolds } from '../../packages/nestjs/src/recent-holds.js';
+import { RecentHolds } from '../../packages/nestjs/src/service/recent-holds.js';
 import { RedisCluster } from '../harness/redis-server.js';
 import { deferred, RecordingLogger, unique, until, type Deferred } from './helpers.js';
 

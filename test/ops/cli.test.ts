@@ -1,7 +1,7 @@
 /**
  * The `redlock-nest` CLI end to end: the built bin spawned as a child process against
  * spawned redis-servers, exit codes, human and --json output, and the progress line.
- * Needs `npm run build` first (it runs packages/core/dist/cli.js).
+ * Needs `npm run build` first (it runs packages/core/dist/cli/cli.js).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -12,7 +12,7 @@ import { CHILD_GUARD_ARGS } from '../harness/child-process-guard.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { uniqueResource } from '../harness/test-utils.js';
 
-const BIN = fileURLToPath(new URL('../../packages/core/dist/cli.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../packages/core/dist/cli/cli.js', import.meta.url));
 
 interface Run {
   readonly code: number | null;

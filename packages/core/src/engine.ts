@@ -1,11 +1,11 @@
-import { Lock, type LockInit, type LockOperations } from './lock.js';
-import type { RedlockEventName, RedlockListener } from './events.js';
-import type { NodeReport } from './independence.js';
-import type { CheckNodesOptions, NodeCheckReport } from './node-check.js';
-import type { AcquireOptions, UsingOptions } from './options.js';
-import { labelLock, type PrimitiveLabel } from './primitive-label.js';
+import { Lock, type LockInit, type LockOperations } from './lock/lock.js';
+import type { RedlockEventName, RedlockListener } from './observability/events.js';
+import type { NodeReport } from './safety/independence.js';
+import type { CheckNodesOptions, NodeCheckReport } from './safety/node-check.js';
+import type { AcquireOptions, UsingOptions } from './options/options.js';
+import { labelLock, type PrimitiveLabel } from './primitives/primitive-label.js';
 
-export type { LockInit, LockOperations } from './lock.js';
+export type { LockInit, LockOperations } from './lock/lock.js';
 
 /**
  * What a lock engine offers: the surface the NestJS layer (decorators, guard, interceptor,

@@ -1,9 +1,9 @@
 export { Redlock } from './redlock.js';
-export { Lock, type LockJSON, type LockState, type ReleaseResult } from './lock.js';
+export { Lock, type LockJSON, type LockState, type ReleaseResult } from './lock/lock.js';
 export { createLock, type EngineHealth, type EngineMemberHealth, type LockEngine, type LockInit, type LockOperations } from './engine.js';
-export { runWithLock } from './watchdog.js';
-export type { LockMode } from './read-write-lock.js';
-export { primitiveOf, type PrimitiveLabel } from './primitive-label.js';
+export { runWithLock } from './lock/watchdog.js';
+export type { LockMode } from './primitives/read-write-lock.js';
+export { primitiveOf, type PrimitiveLabel } from './primitives/primitive-label.js';
 export {
   RedlockEmitter,
   type EventSink,
@@ -18,7 +18,7 @@ export {
   type RedlockListener,
   type ReleaseEvent,
   type WaitEvent,
-} from './events.js';
+} from './observability/events.js';
 export {
   RedlockError,
   LockNotAcquiredError,
@@ -32,8 +32,8 @@ export {
   type LockLostReason,
   type LockNotAcquiredDetails,
   type WaitOption,
-} from './errors.js';
-export type { NodeOutcome, NodeStatus } from './node-outcome.js';
+} from './errors/errors.js';
+export type { NodeOutcome, NodeStatus } from './errors/node-outcome.js';
 export {
   DEFAULT_COHORT,
   DEFAULT_REDLOCK_OPTIONS,
@@ -49,7 +49,7 @@ export {
   type ResolvedRetry,
   type RetryOptions,
   type UsingOptions,
-} from './options.js';
+} from './options/options.js';
 export {
   checkAcquireOptions,
   checkCohort,
@@ -64,12 +64,12 @@ export {
   checkTimeoutMs,
   checkTtl,
   normalizeResources,
-} from './option-checks.js';
-export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './redis-client.js';
-export { describeNodeError } from './node-state.js';
-export type { NodeReport } from './independence.js';
-export type { ForceReleaseResult, InspectOptions, LockInspection, NodeLockState } from './operator.js';
-export type { NodeHolder, NodePrimitives, QuorumHolder } from './operator-primitives.js';
+} from './options/option-checks.js';
+export { failFastOptions, type RedisClientLike, type RedisNodeInput } from './nodes/redis-client.js';
+export { describeNodeError } from './nodes/node-state.js';
+export type { NodeReport } from './safety/independence.js';
+export type { ForceReleaseResult, InspectOptions, LockInspection, NodeLockState } from './operator/operator.js';
+export type { NodeHolder, NodePrimitives, QuorumHolder } from './operator/operator-primitives.js';
 export {
   listLocks,
   type ListedLock,
@@ -78,14 +78,14 @@ export {
   type LockListing,
   type LockListingSource,
   type NodeListing,
-} from './lock-listing.js';
-export { NodeCheckError } from './node-check.js';
-export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './node-check.js';
-export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fenced-store.js';
-export type { ClusterNodeClient, NodeClient, NodeClientStream, SubscriberClient } from './node-client.js';
-export type { NodeRedisClientLike } from './node-redis-client.js';
-export type { NodeRedisClusterLike } from './node-redis-cluster-client.js';
-export { InMemoryRedisClient, InMemoryRedisServer, type InMemoryRedisServerOptions } from './in-memory-node.js';
-export type { ClusterNodeInput } from './cluster-input.js';
-export { hashSlot, hashTag } from './hash-slot.js';
-export { ReplicaSyncError, type ReplicaSyncOptions } from './replica-sync.js';
+} from './operator/lock-listing.js';
+export { NodeCheckError } from './safety/node-check.js';
+export type { CheckNodesOptions, FindingCheck, FindingLevel, NodeCheckReport, NodeFinding } from './safety/node-check.js';
+export { RedisFencedStore, type FencedValue, type RedisFencedStoreOptions } from './fencing/fenced-store.js';
+export type { ClusterNodeClient, NodeClient, NodeClientStream, SubscriberClient } from './nodes/node-client.js';
+export type { NodeRedisClientLike } from './nodes/node-redis-client.js';
+export type { NodeRedisClusterLike } from './nodes/node-redis-cluster-client.js';
+export { InMemoryRedisClient, InMemoryRedisServer, type InMemoryRedisServerOptions } from './testing/in-memory-node.js';
+export type { ClusterNodeInput } from './nodes/cluster-input.js';
+export { hashSlot, hashTag } from './nodes/hash-slot.js';
+export { ReplicaSyncError, type ReplicaSyncOptions } from './nodes/replica-sync.js';

@@ -1,15 +1,15 @@
-import { LockLostError, LockNotAcquiredError, RedlockArgumentError, RedlockClosedError } from './errors.js';
-import { runAcquireLoop } from './acquire-loop.js';
-import { newCohorts } from './cohort-rounds.js';
-import { cohortId, type LockCohorts } from './lock-cohort.js';
-import { arbiterOf, contentionHints } from './arbiter-round.js';
-import type { AttemptFailure } from './attempt-failure.js';
-import { fenceHeldLock, type FencingContext } from './fencing.js';
-import { FairQueue, type FairSession } from './fair-queue.js';
-import { checkNodeIndependence, type NodeReport } from './independence.js';
-import { IndependenceWatch } from './independence-watch.js';
-import { settleExtend } from './extend-outcome.js';
-import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './node-check.js';
+import { LockLostError, LockNotAcquiredError, RedlockArgumentError, RedlockClosedError } from './errors/errors.js';
+import { runAcquireLoop } from './acquire/acquire-loop.js';
+import { newCohorts } from './cohorts/cohort-rounds.js';
+import { cohortId, type LockCohorts } from './cohorts/lock-cohort.js';
+import { arbiterOf, contentionHints } from './rounds/arbiter-round.js';
+import type { AttemptFailure } from './rounds/attempt-failure.js';
+import { fenceHeldLock, type FencingContext } from './fencing/fencing.js';
+import { FairQueue, type FairSession } from './primitives/fair-queue.js';
+import { checkNodeIndependence, type NodeReport } from './safety/independence.js';
+import { IndependenceWatch } from './safety/independence-watch.js';
+import { settleExtend } from './lock/extend-outcome.js';
+import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './safety/node-check.js';
 import {
   forceReleaseResource,
   inspectResource,
@@ -17,14 +17,14 @@ import {
   type InspectOptions,
   type LockInspection,
   type OperatorContext,
-} from './operator.js';
-import { primitiveKeys } from './operator-primitives.js';
-import { Lock, type LockOperations, type ReleaseResult } from './lock.js';
-import { LockNode } from './lock-node.js';
-import { newOwnerToken } from './owner-token.js';
-import { attemptMutex } from './mutex-attempt.js';
-import { checkDistinctNodes } from './node-input.js';
-import type { NodeOutcome } from './node-outcome.js';
+} from './operator/operator.js';
+import { primitiveKeys } from './operator/operator-primitives.js';
+import { Lock, type LockOperations, type ReleaseResult } from './lock/lock.js';
+import { LockNode } from './nodes/lock-node.js';
+import { newOwnerToken } from './lock/owner-token.js';
+import { attemptMutex } from './acquire/mutex-attempt.js';
+import { checkDistinctNodes } from './nodes/node-input.js';
+import type { NodeOutcome } from './errors/node-outcome.js';
 import {
   checkAcquireOptions,
   checkPermits,
@@ -33,7 +33,7 @@ import {
   normalizeResources,
   resolveRedlockOptions,
   resolveRetry,
-} from './option-checks.js';
+} from './options/option-checks.js';
 import {
   DEFAULT_RETRY,
   type AcquireOptions,
@@ -41,26 +41,26 @@ import {
   type ResolvedRedlockOptions,
   type ResolvedRetry,
   type UsingOptions,
-} from './options.js';
-import type { RedisNodeInput } from './redis-client.js';
-import { keyNamesFor, nodeHandle, type KeyNames } from './cluster-client.js';
-import { enableReplicaSync } from './replica-sync.js';
-import { runRound } from './round.js';
-import { attemptPrimitive, type PrimitiveKind } from './primitive-attempt.js';
-import { primitiveFor } from './primitive-kind.js';
-import { nodeScriptsOf, readPhaseChannels } from './read-write-lock.js';
+} from './options/options.js';
+import type { RedisNodeInput } from './nodes/redis-client.js';
+import { keyNamesFor, nodeHandle, type KeyNames } from './nodes/cluster-client.js';
+import { enableReplicaSync } from './nodes/replica-sync.js';
+import { runRound } from './rounds/round.js';
+import { attemptPrimitive, type PrimitiveKind } from './primitives/primitive-attempt.js';
+import { primitiveFor } from './primitives/primitive-kind.js';
+import { nodeScriptsOf, readPhaseChannels } from './primitives/read-write-lock.js';
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply } from './scripts/release.js';
-import { ReleaseNotifier } from './release-notifier.js';
+import { ReleaseNotifier } from './wakeups/release-notifier.js';
 import { isDenied, leaveQueueOnNode, passTurnOnNode, unlockOnNode, type WakeQueue } from './scripts/wake-queue.js';
 import { releaseOnNode } from './scripts/release.js';
 import type { QueueFollowUp } from './scripts/acquire.js';
-import { primitiveOf } from './primitive-label.js';
-import { RestartRule } from './restart-rule.js';
-import { runWithLock } from './watchdog.js';
-import { RedlockEmitter, type RedlockEventName } from './events.js';
+import { primitiveOf } from './primitives/primitive-label.js';
+import { RestartRule } from './safety/restart-rule.js';
+import { runWithLock } from './lock/watchdog.js';
+import { RedlockEmitter, type RedlockEventName } from './observability/events.js';
 import type { LockEngine } from './engine.js';
-import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './telemetry.js';
+import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './observability/telemetry.js';
 
 /**
  * Redlock over N independent Redis nodes (N = 1 is the single-instance lock of the Redis

@@ -1,8 +1,8 @@
-import { isClusterClient } from '../cluster-client.js';
-import { slotGroups, type SlotGroup } from '../hash-slot.js';
-import { defineScript, type LockNode, type NodeExchange } from '../lock-node.js';
-import { synced } from '../replica-sync.js';
-import type { ParsedReply } from '../round.js';
+import { isClusterClient } from '../nodes/cluster-client.js';
+import { slotGroups, type SlotGroup } from '../nodes/hash-slot.js';
+import { defineScript, type LockNode, type NodeExchange } from '../nodes/lock-node.js';
+import { synced } from '../nodes/replica-sync.js';
+import type { ParsedReply } from '../rounds/round.js';
 import { releaseOnNode } from './release.js';
 import { isDenied, queueOnNode, type WakeQueue } from './wake-queue.js';
 

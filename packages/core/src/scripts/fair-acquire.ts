@@ -1,5 +1,5 @@
-import { defineScript, type LockNode } from '../lock-node.js';
-import { synced } from '../replica-sync.js';
+import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import { synced } from '../nodes/replica-sync.js';
 
 /**
  * One attempt of a fair acquisition on one node: the node's FIFO queue of the resource

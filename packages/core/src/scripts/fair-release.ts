@@ -1,6 +1,6 @@
-import { isClusterClient } from '../cluster-client.js';
-import type { ClusterNodeClient } from '../node-client.js';
-import { defineScript, type LockNode } from '../lock-node.js';
+import { isClusterClient } from '../nodes/cluster-client.js';
+import type { ClusterNodeClient } from '../nodes/node-client.js';
+import { defineScript, type LockNode } from '../nodes/lock-node.js';
 
 /**
  * Owner-checked release of a fair lock, handing over to the head of the node's queue: the

@@ -1,8 +1,8 @@
-import { isClusterClient } from '../cluster-client.js';
-import { slotGroups } from '../hash-slot.js';
-import { defineScript, type LockNode } from '../lock-node.js';
-import { synced } from '../replica-sync.js';
-import type { ParsedReply } from '../round.js';
+import { isClusterClient } from '../nodes/cluster-client.js';
+import { slotGroups } from '../nodes/hash-slot.js';
+import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import { synced } from '../nodes/replica-sync.js';
+import type { ParsedReply } from '../rounds/round.js';
 
 /**
  * A fresh fencing token for a lock already held (`Lock.fence()`), owner-checked: the

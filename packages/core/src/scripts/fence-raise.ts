@@ -1,7 +1,7 @@
-import { isClusterClient } from '../cluster-client.js';
-import { slotGroups } from '../hash-slot.js';
-import { defineScript, type LockNode } from '../lock-node.js';
-import type { ParsedReply } from '../round.js';
+import { isClusterClient } from '../nodes/cluster-client.js';
+import { slotGroups } from '../nodes/hash-slot.js';
+import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import type { ParsedReply } from '../rounds/round.js';
 
 /**
  * The fencing write-back: raise each counter to at least the given decimal value.

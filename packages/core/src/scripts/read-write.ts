@@ -14,10 +14,10 @@
  * 5. the batch: the queued readers when a write lock was released; they go in before the next writer.
  *    Its name is also the channel on which a read phase opening is published (to every reader).
  */
-import { isClusterClient } from '../cluster-client.js';
-import { defineScript, type LockNode, type LuaScript } from '../lock-node.js';
-import { synced } from '../replica-sync.js';
-import type { ParsedReply } from '../round.js';
+import { isClusterClient } from '../nodes/cluster-client.js';
+import { defineScript, type LockNode, type LuaScript } from '../nodes/lock-node.js';
+import { synced } from '../nodes/replica-sync.js';
+import type { ParsedReply } from '../rounds/round.js';
 
 /**
  * What the lock key holds while readers hold the resource (or while it is kept for the readers of

@@ -1,8 +1,8 @@
-import { isClusterClient } from '../cluster-client.js';
-import { slotGroups } from '../hash-slot.js';
-import { defineScript, type LockNode } from '../lock-node.js';
-import type { NodeOutcome } from '../node-outcome.js';
-import type { ParsedReply } from '../round.js';
+import { isClusterClient } from '../nodes/cluster-client.js';
+import { slotGroups } from '../nodes/hash-slot.js';
+import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import type { NodeOutcome } from '../errors/node-outcome.js';
+import type { ParsedReply } from '../rounds/round.js';
 
 /**
  * Owner-checked delete (the release script of the Redis distributed-locks page, "Redlock"):

@@ -1,6 +1,6 @@
-import { defineScript, type LockNode } from '../lock-node.js';
-import { synced } from '../replica-sync.js';
-import type { ParsedReply } from '../round.js';
+import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import { synced } from '../nodes/replica-sync.js';
+import type { ParsedReply } from '../rounds/round.js';
 
 /**
  * Takes one permit of a semaphore on one node. A semaphore of N permits is N slots, each

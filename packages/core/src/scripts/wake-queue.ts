@@ -12,8 +12,8 @@
  *
  * Keys: the lock key and the resource's waiters key, `<prefix>waiters:<resource>`.
  */
-import { isPermissionDenied } from '../error-hints.js';
-import { defineScript, type LockNode, type NodeExchange } from '../lock-node.js';
+import { isPermissionDenied } from '../errors/error-hints.js';
+import { defineScript, type LockNode, type NodeExchange } from '../nodes/lock-node.js';
 
 /** At most this many dead heads are skipped by one release (bounds the script's time). */
 const MAX_SKIPPED = 16;

@@ -1,7 +1,7 @@
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import { listLocks, Redlock, RedlockArgumentError, type LockEngine, type ListedLock, type LockListing } from '@redlock-nest/core';
 import { probeNode, type NodeHealth } from '../health/node-probe.js';
-import type { RedlockService } from '../redlock.service.js';
+import type { RedlockService } from '../service/redlock.service.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 import { EventTimeline, type TimelineSnapshot } from './event-timeline.js';
 

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { getRedlockServiceToken } from '../inject-redlock.decorator.js';
-import type { RedlockService } from '../redlock.service.js';
+import { getRedlockServiceToken } from '../module/inject-redlock.decorator.js';
+import type { RedlockService } from '../service/redlock.service.js';
 import { DashboardData } from './dashboard-data.js';
 import { dashboardController, REDLOCK_DASHBOARD_DATA } from './dashboard.controller.js';
 import { resolveDashboardOptions, type RedlockDashboardOptions } from './dashboard.options.js';

@@ -1,10 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE } from '../constants.js';
-import { getRedlockServiceToken } from '../inject-redlock.decorator.js';
-import { redlockHttpProviders } from '../redlock-http.providers.js';
-import { RedlockInstanceBinder } from '../redlock-instance.binder.js';
-import { RedlockService } from '../redlock.service.js';
+import { DEFAULT_REDLOCK_NAME, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE } from '../options/constants.js';
+import { getRedlockServiceToken } from '../module/inject-redlock.decorator.js';
+import { redlockHttpProviders } from '../module/redlock-http.providers.js';
+import { RedlockInstanceBinder } from '../module/redlock-instance.binder.js';
+import { RedlockService } from '../service/redlock.service.js';
 import { REDLOCK_TESTING_OPTIONS, type RedlockTestingOptions } from './redlock-testing.options.js';
 import { RedlockTestingService } from './redlock-testing.service.js';
 

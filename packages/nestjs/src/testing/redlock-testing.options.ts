@@ -1,4 +1,4 @@
-import type { LockedStatus } from '../redlock-options.js';
+import type { LockedStatus } from '../options/redlock-options.js';
 
 /** Options of `RedlockTestingModule.forRoot()`. */
 export interface RedlockTestingOptions {

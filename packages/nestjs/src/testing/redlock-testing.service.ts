@@ -7,8 +7,8 @@ import {
   type Lock,
   type LockLostReason,
 } from '@redlock-nest/core';
-import { LockServiceBase } from '../lock-service.base.js';
-import { checkLockedStatus, DEFAULT_REDLOCK_MODULE_OPTIONS, type ResolvedRedlockModuleOptions } from '../redlock-options.js';
+import { LockServiceBase } from '../service/lock-service.base.js';
+import { checkLockedStatus, DEFAULT_REDLOCK_MODULE_OPTIONS, type ResolvedRedlockModuleOptions } from '../options/redlock-options.js';
 import { ForeignHold } from './foreign-hold.js';
 import { InMemoryRedlock } from './in-memory-redlock.js';
 import { DEFAULT_REDLOCK_TESTING_OPTIONS, REDLOCK_TESTING_OPTIONS, type RedlockTestingOptions } from './redlock-testing.options.js';

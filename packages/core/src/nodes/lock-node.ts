@@ -1,0 +1,459 @@
+import { createHash } from 'node:crypto';
+import { CommandBacklog } from './command-backlog.js';
+import { replyCode } from '../errors/error-hints.js';
+import { NodeConnectionState } from './node-state.js';
+import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
+
+/** A Lua script and its SHA1, sent with EVALSHA and re-sent with EVAL on NOSCRIPT. */
+export interface LuaScript {
+  readonly name: string;
+  readonly source: string;
+  readonly sha: string;
+}
+
+/** Defines a script once, at module load; the SHA is computed here, never per call. */
+export function defineScript(name: string, source: string): LuaScript {
+  return Object.freeze({ name, source, sha: createHash('sha1').update(source).digest('hex') });
+}
+
+const guardedSockets = new WeakSet<object>();
+
+/**
+ * ioredis listens for a socket's first 'error' only (`once`). A failed TLS handshake can
+ * emit a second one (the server's alert after we rejected its certificate), which is
+ * then an uncaught exception that crashes the process. Called on every client error:
+ * the socket in use gets a permanent no-op listener (ioredis still reports the first).
+ */
+export function guardSocketErrors(client: object): void {
+  const stream = (client as { stream?: { on?: (event: string, listener: () => void) => unknown } }).stream;
+  if (!stream || typeof stream.on !== 'function' || guardedSockets.has(stream)) return;
+  guardedSockets.add(stream);
+  stream.on('error', () => undefined);
+}
+
+/**
+ * What a round knows of its exchange with one node (monotonic ms). The two clocks differ
+ * once the exchange has a follow-up command: validity counts from the first write, the
+ * node's timeout from the write of the command it is answering now.
+ */
+export interface SendSlot {
+  /** When the exchange's first command was written, NaN until then: where a grant's validity starts. */
+  sentAt: number;
+  /**
+   * When the command the round now waits for was written; NaN while it waits unwritten,
+   * in our own backlog (then the node is charged only while it leaves an older command
+   * unanswered). The node's timeout clock runs from here.
+   */
+  waitingSince: number;
+}
+
+/** The commands of one exchange with a node, in order; see {@link LockNode.exchange}. */
+export interface NodeExchange {
+  call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T>;
+  run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown>;
+}
+
+/** One command written and not answered yet: when it was written, and the exchange it belongs to. */
+interface Wire {
+  sentAt: number;
+  readonly slot: SendSlot | undefined;
+}
+
+/** Records that a command of `slot`'s exchange was written at `at`. */
+function stamp(wire: Wire, at: number): void {
+  wire.sentAt = at;
+  const slot = wire.slot;
+  if (!slot) return;
+  if (!(slot.sentAt >= 0)) slot.sentAt = at;
+  slot.waitingSince = at;
+}
+
+/**
+ * Commands written to one node and not answered yet, at most this many; the others wait
+ * client-side, unwritten. A burst of acquisitions in one tick then does not put
+ * thousands of replies between a command and the reading of its own reply (time that is
+ * ours, not the node's). 128 keeps a local node's pipeline full: a reply takes
+ * microseconds to read, the round trip tens of them.
+ */
+const IN_FLIGHT_WINDOW = 128;
+
+/** Gives `command` to the client; a synchronous throw becomes a rejection. */
+function handOver<T>(command: (client: RedisClientLike) => Promise<T>, client: RedisClientLike): Promise<T> {
+  try {
+    return command(client);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** A Redis error reply (`ERR …`, `NOSCRIPT …`): the node answered. Not a client-side timeout or a lost connection. */
+function isReplyError(err: unknown): boolean {
+  return err instanceof Error && replyCode(err.message) !== undefined;
+}
+
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
+}
+
+/**
+ * One independent Redis node of a Redlock. Runs scripts by SHA (falling back to EVAL
+ * when the server lost its script cache, e.g. after a restart) and connects clients
+ * the library created on first use.
+ */
+export class LockNode {
+  readonly client: RedisClientLike;
+  readonly owned: boolean;
+  readonly label: string;
+  private connecting: Promise<void> | undefined;
+  private closed = false;
+  /** This tick's commands, handed to the client together when the tick ends (see batchForTick). */
+  private tickBatch: Array<(writtenAt: number) => void> | undefined;
+  /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established (per master on a cluster). */
+  private readonly sentInFull = new Set<string>();
+  /** Commands called and not yet settled (written or not), so close() can let them land before QUIT. */
+  private inFlight = 0;
+  /** Commands written and not yet answered, oldest first (a Set keeps insertion order). */
+  private readonly written = new Set<Wire>();
+  /** Commands waiting for the connection or for room in the in-flight window, oldest first. */
+  private readonly backlog = new CommandBacklog();
+  /** A connect started for the backlog and not settled yet. */
+  private connectingBacklog = false;
+  /** The slot of the next command called, set by sending() for the synchronous part of a send. */
+  private nextSlot: SendSlot | undefined;
+  /** close() waiting for `inFlight` to reach 0. */
+  private onDrained: (() => void) | undefined;
+  /** Called once on the next 'ready' (see onNextReady). */
+  private readyWaiters: Array<() => void> = [];
+  /** Why the connection is down, and the one warning per state change (down, back up). @internal */
+  readonly connection: NodeConnectionState;
+  /** When the last reply (a result or a Redis error reply, not a client-side failure) was read. */
+  private lastAnswerAt = -Infinity;
+  private readonly cluster: boolean;
+  /** Listeners of ours on the client, removed by close(): a client passed in outlives this node. */
+  private readonly detach: Array<() => void> = [];
+
+  /** `warn` receives one line when the node goes down (with the real cause) and one when it is back. */
+  constructor(handle: ClientHandle, warn?: (message: string) => void) {
+    this.client = handle.client;
+    this.owned = handle.owned;
+    this.label = handle.label;
+    this.connection = new NodeConnectionState(this.client, this.label, warn);
+    this.cluster = (this.client as { isClusterClient?: boolean }).isClusterClient === true;
+    // A reconnect may reach a restarted server with an empty script cache.
+    this.listen('ready', () => {
+      this.sentInFull.clear();
+      const waiting = this.readyWaiters;
+      this.readyWaiters = [];
+      for (const notify of waiting) notify();
+    });
+    this.listen('error', () => guardSocketErrors(this.client));
+  }
+
+  private listen(event: string, listener: () => void): void {
+    this.client.on?.(event, listener);
+    this.detach.push(() => this.client.removeListener?.(event, listener));
+  }
+
+  /** Connects a client this library created (or one passed in that never connected), once; a failed connect is retried on the next call. */
+  connect(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('connection closed (its Redlock was closed)'));
+    // Callers arriving while our connect is under way (status 'connecting'/'connect') wait
+    // for it: sending now would fail at once, as the offline queue is disabled.
+    if (this.connecting) return this.connecting;
+    const status = this.client.status;
+    // A client passed in is connected only if it never was (lazyConnect): ioredis would start
+    // that connect on the first command anyway, but fail the command (no offline queue).
+    // One closed by its owner ('end') stays closed.
+    if ((status !== 'wait' && !(this.owned && status === 'end')) || !this.client.connect) return Promise.resolve();
+    this.connecting ??= this.client.connect().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  /** Calls `notify` once, the next time the connection becomes ready (connect or reconnect). Dropped by close(). */
+  onNextReady(notify: () => void): void {
+    if (!this.closed) this.readyWaiters.push(notify);
+  }
+
+  /** Runs `script` with `keys` and `args`. Rejects with the client's error. */
+  run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+    return this.call(() => this.sendScript(script, keys, args));
+  }
+
+  /**
+   * Runs `send`, whose first command (issued synchronously within it) records in `slot`
+   * when it is written. A follow-up command (a PTTL after a refused SET) counts for the
+   * same round only when sent through {@link exchange}, taken synchronously within `send`.
+   */
+  sending<T>(slot: SendSlot, send: () => Promise<T>): Promise<T> {
+    this.nextSlot = slot;
+    try {
+      return send();
+    } finally {
+      this.nextSlot = undefined;
+    }
+  }
+
+  /**
+   * Since when the oldest command written to this node waits for its answer (monotonic
+   * ms), NaN when none does. Redis answers one connection's commands in order: an old
+   * unanswered command means the node (or the network) stopped, not that we are busy.
+   */
+  unansweredSince(): number {
+    for (const wire of this.written) return wire.sentAt;
+    return NaN;
+  }
+
+  /**
+   * When the node's silence about a command that waits since `since` began: `since`, or the
+   * last reply read from the node if later. Redis answers one connection's commands in order,
+   * so a node whose replies we are still reading is answering; a reply of ours not read yet
+   * sits behind them, in our socket, when a burst keeps our event loop from reading it (the
+   * round's check runs after one poll phase, which reads only part of a large backlog), or on a
+   * slow link. So the ttl/3 cap bounds the wait on a silent node, not an attempt (README). Not
+   * for a Redis Cluster node: its replies come from several masters, one of which may stop.
+   */
+  silentSince(since: number): number {
+    return this.cluster ? since : Math.max(since, this.lastAnswerAt);
+  }
+
+  /**
+   * The commands a round's `send` sends to this node, when there are several in sequence
+   * (a `SET NX`, then a scan of the other slots if it was refused). Taken synchronously
+   * within `send`, before its first command. Each command of the exchange restarts the
+   * node's timeout clock when it is written, and a follow-up waiting in our backlog is not
+   * charged to the node: the time it waits behind a burst's other commands is ours. A
+   * follow-up also goes before the commands that start new exchanges (see CommandBacklog).
+   * Validity still counts from the first command's write.
+   *
+   * @example
+   * ```ts
+   * const x = node.exchange();
+   * return x.call((c) => c.set(key, token, 'PX', ttlMs, 'NX')).then((r) => (r === 'OK' ? r : x.call((c) => c.pttl(key))));
+   * ```
+   */
+  exchange(): NodeExchange {
+    const slot = this.nextSlot;
+    this.nextSlot = undefined;
+    if (!slot) return this;
+    let first = true;
+    const send = <T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> => {
+      const followUp = !first;
+      first = false;
+      return this.send(command, slot, followUp);
+    };
+    return {
+      call: send,
+      run: (script, keys, args) => send(() => this.sendScript(script, keys, args)),
+    };
+  }
+
+  /**
+   * Sends a command (scripts go through here too): connect on first use, this tick's
+   * batching, the in-flight window, and close() letting it land first.
+   */
+  call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T> {
+    const slot = this.nextSlot;
+    this.nextSlot = undefined;
+    return this.send(command, slot, false);
+  }
+
+  private send<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot | undefined, followUp: boolean): Promise<T> {
+    const wire: Wire = { sentAt: NaN, slot };
+    if (this.client.status === 'ready' && this.backlog.empty && this.written.size < IN_FLIGHT_WINDOW) {
+      return this.track(this.issue(command, wire), wire);
+    }
+    // Waiting unwritten: the node is not answering this command yet.
+    if (slot) slot.waitingSince = NaN;
+    return this.track(this.later(command, wire, followUp), wire);
+  }
+
+  /**
+   * Holds a command client-side until the connection is up (connect on first use, not
+   * charged to the command: its clock starts when it is written) and the window has room.
+   */
+  private later<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire, followUp: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.backlog.push({ write: () => void this.issue(command, wire).then(resolve, reject), fail: reject }, followUp);
+      this.pump();
+    });
+  }
+
+  /** Writes waiting commands while the window has room; connects first (once for all of them) when needed. */
+  private pump(): void {
+    if (this.client.status !== 'ready') {
+      if (this.connectingBacklog) return;
+      this.connectingBacklog = true;
+      // After the connect attempt, write even if not ready (a client passed in that is
+      // reconnecting): the client then fails them at once, as without a backlog.
+      this.connect().then(
+        () => {
+          this.connectingBacklog = false;
+          this.drain();
+        },
+        (err: unknown) => {
+          this.connectingBacklog = false;
+          this.backlog.failAll(err);
+        },
+      );
+      return;
+    }
+    this.drain();
+  }
+
+  private drain(): void {
+    this.backlog.writeWhile(() => this.written.size < IN_FLIGHT_WINDOW);
+  }
+
+  private issue<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire): Promise<T> {
+    this.written.add(wire);
+    const batch = this.batchForTick();
+    if (!batch) {
+      stamp(wire, performance.now());
+      return handOver(command, this.client);
+    }
+    // Written when the tick ends: its clocks (ours, and the client's own command timeout) start then.
+    if (wire.slot) wire.slot.waitingSince = NaN;
+    return new Promise<T>((resolve, reject) => {
+      batch.push((writtenAt) => {
+        stamp(wire, writtenAt);
+        handOver(command, this.client).then(resolve, reject);
+      });
+    });
+  }
+
+  /** Counts the command until it settles (one derived promise: this is on every lock operation's path). */
+  private track<T>(sent: Promise<T>, wire: Wire): Promise<T> {
+    this.inFlight++;
+    return sent.then(
+      (reply) => {
+        this.lastAnswerAt = performance.now();
+        this.settled(wire);
+        return reply;
+      },
+      (err: unknown) => {
+        if (isReplyError(err)) this.lastAnswerAt = performance.now();
+        this.settled(wire);
+        throw this.explain(err);
+      },
+    );
+  }
+
+  private settled(wire: Wire): void {
+    // Room in the window: write the oldest waiting commands (each adds itself to `written`).
+    if (this.written.delete(wire) && !this.backlog.empty) this.pump();
+    if (--this.inFlight === 0) this.onDrained?.();
+  }
+
+  /**
+   * "Connection is closed." and "Stream isn't writeable…" say nothing of why; the connection's
+   * own error does (refused connection, unknown host, refused credentials), so the caller's
+   * error names the real cause and the fix.
+   */
+  private explain(err: unknown): unknown {
+    return this.connection.explain(err);
+  }
+
+  private async sendScript(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+    // The first use of a script on a connection sends it in full. Relying on the NOSCRIPT
+    // fallback alone reorders commands: the re-sent EVAL runs after whatever was sent
+    // meanwhile, e.g. a release overtaking the acquire it must undo (leaving the key set).
+    // A cluster node is several servers, each with its own cache: sent in full once per master.
+    const master = (this.client as { masterOf?: (key: string) => string | undefined }).masterOf?.(keys[0] ?? '');
+    const cached = master === undefined ? script.sha : `${script.sha}@${master}`;
+    if (!this.sentInFull.has(cached)) {
+      this.sentInFull.add(cached);
+      return this.client.eval(script.source, keys.length, ...keys, ...args);
+    }
+    try {
+      return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      return this.client.eval(script.source, keys.length, ...keys, ...args);
+    }
+  }
+
+  /**
+   * The batch of this tick's commands to the node, handed to the client together when the
+   * tick ends, inside one cork of its socket; undefined when the client has no socket to cork.
+   * Commands issued together (concurrent callers, a round's release) then leave in one write.
+   * This replaces ioredis' auto-pipelining, which waits for setImmediate and lets one pipeline
+   * per connection be in flight: on a busy event loop that cost a single caller ~40% latency.
+   * The commands are handed over at the write, not when issued: a tick of thousands of calls
+   * can run for seconds, and the client's own command timeout, armed when it gets a command,
+   * would otherwise fire before the replies are read (that time is ours, not the node's).
+   */
+  private batchForTick(): Array<(writtenAt: number) => void> | undefined {
+    if (this.tickBatch) return this.tickBatch;
+    const stream = (this.client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
+    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
+    const batch: Array<(writtenAt: number) => void> = [];
+    this.tickBatch = batch;
+    process.nextTick(() => {
+      this.tickBatch = undefined;
+      const writtenAt = performance.now();
+      stream.cork!();
+      try {
+        for (const write of batch) write(writtenAt);
+      } finally {
+        stream.uncork!();
+      }
+    });
+    return batch;
+  }
+
+  private async settleInFlight(boundMs: number): Promise<void> {
+    if (this.inFlight === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.onDrained = resolve;
+      timer = setTimeout(resolve, boundMs);
+    });
+    this.onDrained = undefined;
+    clearTimeout(timer);
+  }
+
+  /**
+   * Closes a client this library created. A client passed in stays open and is handed back
+   * as found: the connect this node started on it and the commands it sent have settled
+   * (bounded), and no listener of ours is left on it.
+   */
+  async close(): Promise<void> {
+    this.readyWaiters = [];
+    if (this.closed) return;
+    this.closed = true;
+    // How long the node may take to say anything at all: its connect timeout (its command
+    // timeout is a late backstop, see commandBackstopMs), else the command timeout of a client that has none.
+    const timeoutMs = this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000;
+    if (!this.owned) return this.handBack(timeoutMs * 2);
+    const ready = this.client.status === 'ready';
+    // Let commands already under way land first: QUIT is written at once, while a
+    // release may still wait to be written (corked, or behind a NOSCRIPT re-send) and
+    // would be dropped, leaving the key locked until its TTL. Bounded: a paused node
+    // must not hang close().
+    if (ready) await this.settleInFlight(timeoutMs * 2);
+    await endConnection(this.client, ready, timeoutMs * 2);
+  }
+
+  /**
+   * Acquire and release resolve on a majority, so the slowest node's connect (started by us on
+   * a lazy client passed in) may still be under way at close(): its owner's next command would
+   * then be refused (no offline queue). Wait for it, and for our commands on it, before handing
+   * the client back; then drop our listeners (they would pile up with every Redlock over it).
+   */
+  private async handBack(boundMs: number): Promise<void> {
+    const connecting = this.connecting;
+    if (connecting) {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
+      await Promise.race([connecting.catch(() => undefined), bound]);
+      clearTimeout(timer);
+    }
+    await this.settleInFlight(boundMs);
+    for (const off of this.detach.splice(0)) off();
+    this.connection.detach();
+    // An adapter (node-redis) removes the listeners it put on the client it wraps.
+    (this.client as { detach?: () => void }).detach?.();
+  }
+}

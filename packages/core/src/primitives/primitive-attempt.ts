@@ -1,0 +1,140 @@
+import type { AttemptFailure } from '../rounds/attempt-failure.js';
+import { FenceCatchUp, type FencingContext } from '../fencing/fencing.js';
+import type { KeyNames } from '../nodes/hash-slot.js';
+import { settleGrant } from '../fencing/grant-settle.js';
+import { Lock, type LockOperations } from '../lock/lock.js';
+import type { LockNode } from '../nodes/lock-node.js';
+import type { NodeOutcome } from '../errors/node-outcome.js';
+import { labelLock, type PrimitiveLabel } from './primitive-label.js';
+import type { ResolvedRedlockOptions } from '../options/options.js';
+import type { RestartRule } from '../safety/restart-rule.js';
+import { runRound, type ParsedReply, type RoundResult } from '../rounds/round.js';
+
+/**
+ * What read-write locks and semaphores need of their Redlock: its nodes, quorum, the restart
+ * rule's gate, the drift and timeout rules, and the lock operations (extend, release, events)
+ * a held lock delegates to. The Redlock itself is passed; an interface keeps these files
+ * free of an import of redlock.ts.
+ * @internal
+ */
+export interface PrimitiveHost {
+  readonly nodes: readonly LockNode[];
+  readonly quorum: number;
+  readonly options: ResolvedRedlockOptions;
+  /** Key names: every key of a primitive shares its resource's slot on Redis Cluster nodes. */
+  readonly keyNames: KeyNames;
+  readonly restarts: RestartRule | undefined;
+  readonly active: Set<Lock>;
+  readonly ops: LockOperations;
+  counted(node: LockNode, sent: Promise<unknown>): Promise<unknown>;
+  drift(ttlMs: number): number;
+  nodeTimeout(ttlMs: number): number;
+  fencingContext(timeoutMs: number): FencingContext;
+}
+
+/** One attempt of a primitive: what is sent to each node and how the round is read. @internal */
+export interface PrimitiveAttempt {
+  /**
+   * The owner value this attempt writes, when it is not the acquisition's: a semaphore draws one
+   * per attempt, so a failed attempt's late frees can never delete a retry's grant (see semaphore.ts).
+   */
+  readonly token?: string;
+  send(node: LockNode): Promise<unknown>;
+  parse(reply: unknown): ParsedReply<string[]>;
+  /** A node that answered after the round resolved (a semaphore frees a slot it does not keep). */
+  late?(index: number, outcome: NodeOutcome, value: readonly string[] | undefined): void;
+  /** Replaces the round's early rule: resolve once this says the outcome is certain (a semaphore's slot vote). */
+  decided?(index: number, outcome: NodeOutcome, value: readonly string[] | undefined): boolean;
+  /** The round as the lock counts it (a semaphore: only the nodes that granted the slot it keeps). */
+  settle?(round: RoundResult<string[]>): RoundResult<string[]>;
+  /** The Redis keys of the lock won (known once the round settled). */
+  lockKeys(): readonly string[];
+  /**
+   * Undoes what a failed attempt may have set. Settles at once on plain nodes (they apply a
+   * connection's commands in order), after the releases on Redis Cluster nodes (see releasePartialHolds).
+   */
+  releasePartial(outcomes: readonly NodeOutcome[]): Promise<void>;
+  /** Cleans up after a won attempt (a writer leaves the waiting writers where it had to wait). */
+  won?(outcomes: readonly NodeOutcome[]): void;
+}
+
+/** A read lock, a write lock or a semaphore permit on one resource. @internal */
+export interface PrimitiveKind {
+  /** For events, spans and messages: 'read', 'write' or 'semaphore'. */
+  readonly label: PrimitiveLabel;
+  readonly resources: readonly string[];
+  /** The channels a waiter listens on for release notices (stable across retries). */
+  readonly waitKeys: readonly string[];
+  readonly fenceKeys: readonly string[] | undefined;
+  /** The operations a lock of this kind delegates to. */
+  readonly ops: LockOperations;
+  start(token: string, ttlMs: number): PrimitiveAttempt;
+  /** Told of the acquisition's outcome (a writer that gave up stops blocking new readers). */
+  watch?(acquisition: Promise<Lock>): void;
+  /** Called with each lock of this kind once made (a read lock registers its scripts). */
+  adopt?(lock: Lock): void;
+}
+
+/**
+ * One attempt of a primitive: the same steps as a mutex attempt in redlock.ts (restart-rule
+ * gate, early quorum, fencing settle and catch-up, validity minus drift, partial holds
+ * undone), with the per-node command and the reading of the round taken from `kind`.
+ * @internal
+ */
+export async function attemptPrimitive(
+  host: PrimitiveHost,
+  kind: PrimitiveKind,
+  token: string,
+  ttlMs: number,
+): Promise<Lock | AttemptFailure> {
+  const start = performance.now();
+  const timeoutMs = host.nodeTimeout(ttlMs);
+  const attempt = kind.start(token, ttlMs);
+  const fenceKeys = kind.fenceKeys;
+  const catchUp = fenceKeys ? new FenceCatchUp(host.nodes, fenceKeys) : undefined;
+  host.restarts?.noteTtl(ttlMs);
+  const late = (index: number, outcome: NodeOutcome, value: string[] | undefined): void => {
+    attempt.late?.(index, outcome, value);
+    catchUp?.late(index, outcome, value);
+  };
+  const raw = await runRound(
+    host.nodes,
+    (node) => host.counted(node, attempt.send(node)),
+    (reply) => attempt.parse(reply),
+    {
+      quorum: host.quorum,
+      timeoutMs,
+      early: attempt.decided === undefined,
+      late,
+      ...(attempt.decided ? { decided: attempt.decided.bind(attempt) } : {}),
+    },
+  );
+  const round = attempt.settle ? attempt.settle(raw) : raw;
+  const { failure, fencingTokens, expiresAtMono } = await settleGrant(
+    host,
+    round,
+    fenceKeys && catchUp ? { resources: kind.resources, keys: fenceKeys, catchUp } : undefined,
+    { start, ttlMs, timeoutMs },
+    `${kind.label} lock`,
+  );
+  if (failure) {
+    await attempt.releasePartial(round.outcomes);
+    return failure;
+  }
+  attempt.won?.(round.outcomes);
+  const lock = new Lock(
+    {
+      resources: kind.resources,
+      keys: attempt.lockKeys(),
+      value: attempt.token ?? token,
+      expiresAtMono,
+      nodes: round.outcomes,
+      ...(fencingTokens ? { fencingTokens } : {}),
+    },
+    kind.ops,
+  );
+  kind.adopt?.(lock);
+  labelLock(lock, kind.label);
+  host.active.add(lock);
+  return lock;
+}
