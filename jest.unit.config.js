@@ -26,6 +26,7 @@ export default {
     '<rootDir>/test/core/in-memory-node.test.ts', // the core Redlock over in-memory nodes
     '<rootDir>/test/core/in-memory-primitives.test.ts', // read-write locks, semaphores, fair locks over them
     '<rootDir>/test/ops/testing-module-primitives.test.ts', // those primitives in the testing module
+    '<rootDir>/test/nestjs/dashboard/dashboard-testing-module.test.ts', // the lock dashboard over it
     '<rootDir>/test/sample-app/demo-parts.test.ts',
     '<rootDir>/test/sample-app/orders-repository.test.ts',
   ],

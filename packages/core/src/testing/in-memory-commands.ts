@@ -18,6 +18,7 @@ import { primitiveScripts } from './in-memory-primitives.js';
 import { readWriteScripts } from './in-memory-read-write.js';
 import { SortedSet } from './in-memory-sorted-set.js';
 import { wakeQueueScripts } from './in-memory-wake-queue.js';
+import { listingScripts } from './in-memory-listing.js';
 
 /** A Redis error reply: the message starts with its code (`ERR`, `NOSCRIPT`, `WRONGTYPE`). */
 export class InMemoryReplyError extends Error {
@@ -305,10 +306,9 @@ const fencedStoreScripts: ReadonlyArray<readonly [LuaScript, ScriptImpl]> = [
 
 /** The engine's scripts, by SHA1. */
 const SCRIPTS: ReadonlyMap<string, ScriptImpl> = new Map(
-  [...implementations, ...fencedStoreScripts, ...primitiveScripts, ...readWriteScripts, ...wakeQueueScripts].map(([script, impl]) => [
-    script.sha,
-    impl,
-  ]),
+  [...implementations, ...fencedStoreScripts, ...primitiveScripts, ...readWriteScripts, ...wakeQueueScripts, ...listingScripts].map(
+    ([script, impl]) => [script.sha, impl],
+  ),
 );
 
 /** The SHA1 Redis names a script by. */
