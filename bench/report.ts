@@ -98,7 +98,7 @@ export class RunReport {
     if (result.notMeasured.length) console.log(`--check: not measured in this run: ${result.notMeasured.join('; ')}`);
     if (result.unknown.length) console.log(`--check: not in the baseline: ${result.unknown.join('; ')}`);
     if (result.regressions.length === 0) {
-      console.log(`--check: ${result.compared} ratios within 15% of ${BASELINE}`);
+      console.log(`--check: ${result.compared} ratio${result.compared === 1 ? '' : 's'} within 15% of ${BASELINE}`);
       return 0;
     }
     console.error(`--check: ${result.regressions.length} of ${result.compared} ratios regressed by more than 15%:`);
