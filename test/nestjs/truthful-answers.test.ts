@@ -172,6 +172,8 @@ describe('truthful HTTP answers', () => {
     expect(res.status).toBe(503);
     expect(res.headers['retry-after']).toBe('1');
     expect(res.body).toMatchObject({ statusCode: 503, error: 'Service Unavailable', retryAfterSeconds: 1 });
-    expect(res.body.message).toContain("Check that a majority of the lock's Redis nodes are up and reachable; retry in 1 s.");
+    expect(res.body.message).toContain(
+      "Check that a majority of the lock's nodes (Redis, or etcd members) are up and reachable; retry in 1 s.",
+    );
   });
 });

@@ -1,12 +1,13 @@
 /**
  * Every kind of command the library sends to a lock node, in one short run: the
  * independence check (INFO), a fenced acquire, a waiter queued on the key's arbiter and woken
- * by its turn (ZADD, ZPOPMIN, SUBSCRIBE/PUBLISH), an extension, a release, a cohort counting the
+ * by its turn (ZADD, ZPOPMIN, SUBSCRIBE/PUBLISH), a waiter that gives up leaving the queue (ZREM),
+ * an extension, a release, a cohort counting the
  * queue (ZCARD), a fence() of a held lock, and using() with a watchdog extension.
  * Returns what failed (empty when everything worked). Uses nodeTimeoutMs 300, so an
  * idle release-notice channel is unsubscribed after about 1 s.
  */
-import { Redlock, type RedisNodeInput } from '@redlock-nest/core';
+import { LockNotAcquiredError, Redlock, type RedisNodeInput } from '@redlock-nest/core';
 
 export async function lockWorkflow(
   nodes: ReadonlyArray<RedisNodeInput>,
@@ -37,6 +38,16 @@ export async function lockWorkflow(
       await lock.extend(5_000);
       await lock.release();
       await (await waiting).release();
+    });
+    await step('a waiter that gives up leaves the queue', async () => {
+      // Refused on the arbiter, the waiter queues (ZADD); its deadline passes, it leaves (ZREM).
+      const lock = await holder.acquire('workflow-leave', 5_000);
+      const gaveUp = await waiter.acquire('workflow-leave', 5_000, { timeoutMs: 50 }).then(
+        () => new Error('the waiter got a held lock'),
+        (err: unknown) => err,
+      );
+      await lock.release();
+      if (!(gaveUp instanceof LockNotAcquiredError)) throw gaveUp;
     });
     await step('a cohort past its bounds asks whether other processes wait', async () => {
       // One hand-off allowed per run: the second release counts the key's queue (ZCARD) before handing off again.

@@ -306,7 +306,12 @@ export class Redlock extends RedlockEmitter implements LockEngine {
       },
     });
     // Given up (timed out, aborted, refused): its process leaves the queue unless another acquisition waits there.
-    return followUp ? acquired.catch((err: unknown) => this.leaveQueue(keys[0]!).then(() => Promise.reject(err))) : acquired;
+    if (!followUp) return acquired;
+    return acquired.catch(async (err: unknown) => {
+      followUp.end();
+      await this.leaveQueue(keys[0]!);
+      throw err;
+    });
   }
 
   /**
@@ -524,26 +529,36 @@ export class Redlock extends RedlockEmitter implements LockEngine {
   }
 
   /** How a plain lock's refused attempt on `key`'s arbiter queues this process (scripts/wake-queue.ts). */
-  private queueFollowUp(key: string): QueueFollowUp {
+  private queueFollowUp(key: string): QueueFollowUp & { end(): void } {
     const notices = this.releaseNotices;
     // A key found free once is attempted again at once; found free again (the lock held on the
     // other nodes, not on the arbiter), the process waits for its turn instead of spinning.
     let freeInARow = 0;
+    let ended = false;
+    // A follow-up of an attempt still under way when its acquisition gave up lands after the leave:
+    // leave again, after it (same connection, so in order).
+    const queuedNow = (): void => {
+      notices.noteQueued(key);
+      if (ended) setImmediate(() => void this.leaveQueue(key));
+    };
     return {
       queue: this.wakeQueue!,
       denied: (err) => this.queueDenied(err),
       score: () => notices.queueScore(key),
       queued: () => {
         freeInARow = 0;
-        notices.noteQueued(key);
+        queuedNow();
       },
       free: () => {
-        notices.noteQueued(key);
+        queuedNow();
         if (++freeInARow === 1) notices.noteFree(key);
       },
       requeue: () => {
-        notices.noteQueued(key);
+        queuedNow();
         return notices.queueScore(key);
+      },
+      end: () => {
+        ended = true;
       },
     };
   }
