@@ -16,6 +16,8 @@ import { EtcdCluster, keysUnder, uniqueResource, until } from './helpers.js';
 interface Staging {
   afterRead?: () => Promise<void>;
   afterEnqueue?: () => Promise<void>;
+  /** Holds the watch stream back until a deletion arrives, then passes all of it on in one write. */
+  holdWatch?: boolean;
 }
 
 /** A proxy that passes watch streams through as they flow and can hold back the answer of a queue read. */
@@ -25,9 +27,17 @@ async function stagingProxy(target: string, staging: Staging, onWatchData: (chun
     const upstream = request(url, { method: req.method, headers: req.headers }, (reply) => {
       res.writeHead(reply.statusCode ?? 502, reply.headers);
       if (url.pathname === '/v3/watch') {
+        let heldBack = '';
         reply.on('data', (chunk: Buffer) => {
-          res.write(chunk);
-          onWatchData(chunk.toString());
+          const text = chunk.toString();
+          if (staging.holdWatch) {
+            heldBack += text;
+            if (text.includes('"DELETE"')) {
+              staging.holdWatch = false;
+              res.write(heldBack);
+            }
+          } else res.write(chunk);
+          onWatchData(text);
         });
         reply.on('end', () => res.end());
         return;
@@ -140,6 +150,38 @@ describe('EtcdLocks waiter wake-up', () => {
       await (await b1).release();
       const lock = await b2;
       expect(staging.afterEnqueue).toBeUndefined();
+      await lock.release();
+    } finally {
+      await engine.close();
+      await direct.close();
+      proxy.closeAllConnections();
+      proxy.close();
+    }
+  });
+
+  it("a deletion arriving with the watch's creation wakes a waiter that trusts its enqueue read", async () => {
+    const resource = uniqueResource('created-race');
+    const member = cluster.hosts[0]!;
+    const direct = new EtcdLocks({ hosts: [member] });
+    let onWatch: (chunk: string) => void = () => undefined;
+    const staging: Staging = { holdWatch: true };
+    const proxy = await stagingProxy(member, staging, (chunk) => onWatch(chunk));
+    const proxied = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const engine = new EtcdLocks({ hosts: [proxied] });
+    const created = new Promise<void>((resolve) => {
+      onWatch = (chunk) => chunk.includes('"created":true') && resolve();
+    });
+    try {
+      // A holds; B enqueues behind A (its enqueue read names A) and opens the queue's watch. The
+      // proxy keeps the watch's creation from B until A has released, then hands B the creation
+      // and A's deletion together: B hears of the deletion before it starts waiting for it.
+      const a = await direct.acquire(resource, 10_000);
+      const b = engine.acquire(resource, 10_000, { timeoutMs: 5_000 });
+      await created;
+      await a.release();
+      const lock = await b;
+      expect(staging.holdWatch).toBe(false);
+      expect(lock.fencingToken).toBeGreaterThan(a.fencingToken!);
       await lock.release();
     } finally {
       await engine.close();

@@ -167,8 +167,11 @@ async function waitTurn(
     let pos = first && !joined && since <= first.readAt + 1n ? first : undefined;
     for (;;) {
       if (state.gone) throw new LeaseGone();
-      flag.woken = false;
+      // Wakes are cleared only before a fresh read, never when `first` is trusted: the watch's
+      // first events can come in the same chunk as its creation, so they wake this waiter before
+      // `ready()` returns, and clearing them then lost the deletion `first` waits for.
       if (!pos) {
+        flag.woken = false;
         // The read and the watch are two connections: the watch may deliver the deletion of the
         // key this read will name before the read's answer is in. Until it is, any deletion ahead
         // wakes this waiter (a spare read at worst), so no such deletion is missed.
