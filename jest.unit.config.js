@@ -19,6 +19,7 @@ export default {
     '<rootDir>/test/docs/citations.test.ts', // sources cited by their real names
     '<rootDir>/test/fencing/settle-tokens.test.ts', // fencing arithmetic
     '<rootDir>/test/docs/code-blocks.test.ts', // documentation examples compile
+    '<rootDir>/test/docs/links.test.ts', // relative Markdown links and anchors resolve
     '<rootDir>/test/harness/process-events.test.ts', // the harness fails a test on process warnings
     '<rootDir>/test/ops/terminus-missing.test.ts',
     '<rootDir>/test/ops/testing-module.test.ts', // the in-memory testing module
