@@ -21,6 +21,21 @@ export function deferred<T = void>(): Deferred<T> {
   return { promise, resolve };
 }
 
+/** Calls inside a critical section wait at `pass` until the test opens the gate; `inside` counts them. */
+export class Gate {
+  inside = 0;
+  private open: Deferred = deferred();
+  async pass(): Promise<void> {
+    this.inside++;
+    await this.open.promise;
+    this.inside--;
+  }
+  release(): void {
+    this.open.resolve();
+    this.open = deferred();
+  }
+}
+
 /** A plain client for looking at keys. */
 export function directClient(url: string): Redis {
   return new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });

@@ -11,22 +11,8 @@ import { LockNotAcquiredError, primitiveOf, QuorumUnavailableError, RedlockArgum
 import { currentLock, LockRoute, RedlockModule, WithLock, WithSemaphore } from '@redlock-nest/nestjs';
 import request from 'supertest';
 import { RedisCluster } from '../harness/redis-server.js';
-import { deferred, rejection, unique, until, type Deferred } from './helpers.js';
+import { Gate, rejection, unique, until } from './helpers.js';
 
-/** Calls inside a critical section wait at `gate` until the test opens it; `inside` counts them. */
-class Gate {
-  inside = 0;
-  private open: Deferred = deferred();
-  async pass(): Promise<void> {
-    this.inside++;
-    await this.open.promise;
-    this.inside--;
-  }
-  release(): void {
-    this.open.resolve();
-    this.open = deferred();
-  }
-}
 const gate = new Gate();
 
 @Injectable()

@@ -12,22 +12,8 @@ import { currentLock, RedlockModule, RedlockService, WithLock, WithSemaphore } f
 import request from 'supertest';
 import { RecentHolds } from '../../packages/nestjs/src/service/recent-holds.js';
 import { RedisCluster } from '../harness/redis-server.js';
-import { deferred, RecordingLogger, unique, until, type Deferred } from './helpers.js';
+import { Gate, RecordingLogger, unique, until } from './helpers.js';
 
-/** Calls inside wait at `pass` until the test opens the gate; `inside` counts them. */
-class Gate {
-  inside = 0;
-  private open: Deferred = deferred();
-  async pass(): Promise<void> {
-    this.inside++;
-    await this.open.promise;
-    this.inside--;
-  }
-  release(): void {
-    this.open.resolve();
-    this.open = deferred();
-  }
-}
 const gate = new Gate();
 
 @Injectable()

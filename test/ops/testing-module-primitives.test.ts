@@ -12,22 +12,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { LockNotAcquiredError, primitiveOf } from '@redlock-nest/core';
 import { currentLock, WithLock, WithSemaphore } from '@redlock-nest/nestjs';
 import { RedlockTestingModule, RedlockTestingService } from '@redlock-nest/nestjs/testing';
-import { deferred, rejection, unique, until, type Deferred } from '../nestjs/helpers.js';
-
-/** Calls inside a critical section wait at the gate until the test opens it; `inside` counts them. */
-class Gate {
-  inside = 0;
-  private open: Deferred = deferred();
-  async pass(): Promise<void> {
-    this.inside++;
-    await this.open.promise;
-    this.inside--;
-  }
-  release(): void {
-    this.open.resolve();
-    this.open = deferred();
-  }
-}
+import { Gate, rejection, unique, until } from '../nestjs/helpers.js';
 
 @Injectable()
 class Reports {
