@@ -21,6 +21,7 @@ export default {
   // Every test file: a test fails on any unhandledRejection, uncaughtException or process warning.
   setupFilesAfterEnv: ['<rootDir>/test/harness/fail-on-process-events.ts'],
   testTimeout: 30000,
-  // Tests share 2 cores and spawn their own redis-servers: run files one at a time.
+  // Files run one at a time per jest run; `npm test` runs two jest runs side by side, each on its
+  // own port range (scripts/test-shards.mjs).
   maxWorkers: 1,
 };

@@ -60,7 +60,16 @@ export class EtcdFaults {
         await Promise.all(members.map((m) => m.kill()));
         start = Date.now();
         await sleep(f.durationMs, signal);
-        // A member serves clients once it sees a leader: with a majority down they return together.
+        if (f.kind === 'kill-majority') {
+          // A majority is back with the first killed member that serves again (it serves once it sees a
+          // leader, which needs it and the survivors): the window ends there, as on Redis (nemesis.ts).
+          // Ending it when the last one is up makes the grants of a healthy majority look illegal on a
+          // machine slow enough that the second member starts seconds after the first.
+          const back = members.map((m) => m.start('existing').then(() => Date.now()));
+          const firstBack = await Promise.race(back);
+          await Promise.all(back);
+          return { type: 'fault', kind: f.kind, targets, start, end: firstBack };
+        }
         await Promise.all(members.map((m) => m.start('existing')));
         break;
       case 'pause-leader':

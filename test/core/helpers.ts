@@ -26,7 +26,9 @@ export function nodeRedisClient(url: string, nodeTimeoutMs = 500): ReturnType<ty
   const client = createClient({
     url,
     disableOfflineQueue: true,
-    socket: { connectTimeout: Math.max(1_000, nodeTimeoutMs * 2), reconnectStrategy: (retries) => Math.min(50 * (retries + 1), 1_000) },
+    // The connect timeout bounds a hang, it judges nothing: a killed node refuses at once, a paused
+    // one accepts (its kernel does). At 1 s, a starved machine failed live nodes' connects.
+    socket: { connectTimeout: Math.max(5_000, nodeTimeoutMs * 2), reconnectStrategy: (retries) => Math.min(50 * (retries + 1), 1_000) },
   });
   // Connection errors are expected while a node is killed or paused; the Redlock's adapter reports them.
   client.on('error', () => undefined);

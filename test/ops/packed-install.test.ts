@@ -8,7 +8,7 @@
  *   type-checked by its own TypeScript 5.x and tsconfig, booted, locking once through `@WithLock` and
  *   once through an `@LockRoute` route over HTTP, and exiting on its own.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
@@ -126,6 +126,10 @@ async function unshippedSources(tarball: string, files: readonly string[], work:
   }
   return missing;
 }
+
+// Each test here spawns npm, tar, tsc or a Node app: seconds on an idle machine, several times that
+// beside a busy core. Jest's 30 s default would turn a slow machine into a failure.
+jest.setTimeout(180_000);
 
 describe('packed packages', () => {
   let server: RedisServer;
