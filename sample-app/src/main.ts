@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type AppConfig } from './app/app-config.js';
 import { createApp, listen, PortInUseError } from './app/bootstrap.js';
+import { DASHBOARD_PATH } from './dashboard/dashboard-access.guard.js';
 
 /** Where the locks live, as the start line prints it. */
 function lockNodes(config: AppConfig): string {
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   app.enableShutdownHooks();
   const url = await listen(app, config);
   console.log(`[${config.instanceId}] listening on ${url} (lock nodes: ${lockNodes(config)}; locks ${config.locksEnabled ? 'on' : 'OFF'})`);
+  if (config.dashboard) console.log(`[${config.instanceId}] lock dashboard: ${url}${DASHBOARD_PATH}`);
 }
 
 main().catch((err: unknown) => {

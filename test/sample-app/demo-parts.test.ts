@@ -3,8 +3,16 @@ import { parseDemoArgs } from '../../sample-app/src/demo/demo-options.js';
 import { planRequests } from '../../sample-app/src/demo/load-generator.js';
 import { exitCodeOf } from '../../sample-app/src/demo/summary.js';
 import { classify } from '../../sample-app/src/demo/tally.js';
+import { exclusionBreaks, maxConcurrent, tokensIncrease } from '../../sample-app/src/demo/tour/intervals.js';
+import type { TourReport } from '../../sample-app/src/demo/tour/tour.js';
 
 const answer = (status: number, body: Record<string, unknown> = {}) => ({ status, headers: {}, body });
+const at = (start: number, end: number, instance = 'a') => ({ instance, start, end });
+const tour = (...parts: Array<{ ran: boolean; ok: boolean }>): TourReport => ({
+  ok: parts.every((p) => p.ok),
+  durationMs: 1,
+  parts: parts.map((p) => ({ ...p, name: 'part', line: '', figures: {} })),
+});
 const ledger = (paidTwice: number) => ({ orders: 1, paidOrders: 1, payments: 1 + paidTwice, paidTwice, staleWritesRejected: 0 });
 
 describe('race demo parts', () => {
@@ -37,6 +45,36 @@ describe('race demo parts', () => {
     expect(exitCodeOf('locks', ledger(0), missed)).toBe(2);
     expect(exitCodeOf('no-locks', ledger(0), missed)).toBe(0);
     expect(exitCodeOf('no-locks', ledger(3), missed)).toBe(1);
+  });
+
+  it('fails the demo when a primitive of the tour broke its promise (1) or could not run (2)', () => {
+    const staged = { ok: true } as Parameters<typeof exitCodeOf>[2];
+    expect(exitCodeOf('locks', ledger(0), staged, tour({ ran: true, ok: true }))).toBe(0);
+    expect(exitCodeOf('locks', ledger(0), staged, tour({ ran: true, ok: true }, { ran: true, ok: false }))).toBe(1);
+    expect(exitCodeOf('locks', ledger(0), staged, tour({ ran: false, ok: false }))).toBe(2);
+  });
+
+  it('tells overlapping sections from hand-offs, and rising tokens from falling ones', () => {
+    // Ends and starts in the same millisecond are a hand-off, not an overlap.
+    expect(maxConcurrent([at(0, 10), at(10, 20), at(20, 30)])).toBe(1);
+    expect(maxConcurrent([at(0, 10), at(5, 20, 'b'), at(6, 7, 'c')])).toBe(3);
+    expect(exclusionBreaks([at(0, 10), at(10, 20)])).toBe(0);
+    expect(exclusionBreaks([at(0, 10), at(9, 20)])).toBe(2);
+    // A writer overlapping a reader breaks the rule; readers among themselves do not.
+    expect(exclusionBreaks([at(20, 30)], [at(0, 10), at(5, 15)])).toBe(0);
+    expect(exclusionBreaks([at(20, 30)], [at(25, 40)])).toBe(1);
+    expect(
+      tokensIncrease([
+        { section: at(10, 20), fence: 3n },
+        { section: at(0, 10), fence: 2n },
+      ]),
+    ).toBe(true);
+    expect(
+      tokensIncrease([
+        { section: at(10, 20), fence: 2n },
+        { section: at(0, 10), fence: 3n },
+      ]),
+    ).toBe(false);
   });
 
   it('parses flags and refuses unknown ones', () => {

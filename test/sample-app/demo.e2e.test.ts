@@ -41,6 +41,16 @@ describe('race demo (short mode)', () => {
     expect(summary.staleWritesRejected).toBeGreaterThanOrEqual(1);
     expect(summary.ledger.staleWritesRejected).toBeGreaterThanOrEqual(1);
     expect(output).toMatch(/ORDERS PAID TWICE\s+0/);
+    // The primitives tour ran before the race, every rule held, and the dashboard was announced.
+    const parts = Object.fromEntries(summary.tour!.parts.map((p) => [p.name, p]));
+    expect(Object.keys(parts).sort()).toEqual(['cohorting', 'fair lock', 'read-write lock', 'semaphore']);
+    for (const p of summary.tour!.parts) expect(p).toMatchObject({ ran: true, ok: true });
+    expect(parts['read-write lock']!.figures).toMatchObject({ writerOverlaps: 0, tokensIncreasing: true });
+    expect(parts['fair lock']!.figures).toMatchObject({ orderKept: true });
+    expect(parts['semaphore']!.figures.atOnce).toBeLessThanOrEqual(2);
+    expect(parts['cohorting']!.figures).toMatchObject({ overlaps: 0 });
+    expect(parts['cohorting']!.figures.value).toBe(parts['cohorting']!.figures.increments);
+    expect(output).toMatch(/lock dashboard \(the locks of every instance\): http:\/\/127\.0\.0\.1:\d+\/locks\/dashboard/);
     expect(code).toBe(0);
   }, 120_000);
 
@@ -49,6 +59,7 @@ describe('race demo (short mode)', () => {
     expect(summary.mode).toBe('no-locks');
     expect(summary.ordersPaidTwice).toBeGreaterThan(0);
     expect(summary.freeze).toMatchObject({ frozenOutcome: 'paid' });
+    expect(summary.tour).toBeUndefined();
     expect(code).toBe(1);
   }, 120_000);
 });

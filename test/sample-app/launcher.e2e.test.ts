@@ -46,6 +46,11 @@ describe('npm start launcher', () => {
         .map((u) => Number(new URL(u).port));
       expect(ports).toHaveLength(5);
       for (const port of ports) expect(await probe(port)).toBe('connected');
+      const [, dataUrl] = await run.waitFor(/price-list data Redis (redis:\/\/[\d.]+:\d+)/);
+      const dataPort = Number(new URL(dataUrl!).port);
+      expect(ports).not.toContain(dataPort);
+      const [, dashboard] = await run.waitFor(/lock dashboard: (http:\/\/\S+)/);
+      expect(dashboard).toBe(`${url!}/locks/dashboard`);
 
       const paid = await request(url!).post('/orders/1/pay');
       expect(paid.status).toBe(201);
@@ -54,9 +59,21 @@ describe('npm start launcher', () => {
         details: { redlock: { status: 'up', quorum: 3, reachable: 5 } },
       });
 
+      // The dashboard answers this (loopback) client; the price list has its data Redis.
+      const page = await request(url!).get('/locks/dashboard');
+      expect(page.status).toBe(200);
+      expect(page.headers['content-type']).toMatch(/text\/html/);
+      const changed = await request(url!).put('/prices/sku-1').send({ priceCents: 1_299 });
+      expect(changed.status).toBe(200);
+      expect((await request(url!).get('/prices')).body.prices).toContainEqual({
+        sku: 'sku-1',
+        priceCents: 1_299,
+        fence: changed.body.fence,
+      });
+
       run.child.kill('SIGINT');
       expect(await run.exit).toBe(0);
-      for (const port of ports) expect(await probe(port)).toBe('ECONNREFUSED');
+      for (const port of [...ports, dataPort]) expect(await probe(port)).toBe('ECONNREFUSED');
       expect(await probe(Number(new URL(url!).port))).toBe('ECONNREFUSED');
     } finally {
       run.child.kill('SIGKILL');

@@ -34,6 +34,24 @@ export class AppConfig {
   readonly nodeTimeoutMs!: number;
   /** Orders 1..N created at startup when missing (SEED_ORDERS, default 100; 0 = none). */
   readonly seedOrders!: number;
+  /**
+   * The data Redis of the fenced price list (DATA_REDIS, a redis:// URL): a server that is NOT one
+   * of the lock nodes (the resource is separate from the lock service). Unset: the price list
+   * answers 503 naming this variable. `npm start` starts one next to its lock nodes.
+   */
+  readonly dataRedis!: string | undefined;
+  /**
+   * Simulated work inside the price-list, export and hot-counter sections, in ms (SECTION_WORK_MS,
+   * default 20): long enough that concurrent requests visibly overlap (or queue) in the demo.
+   */
+  readonly sectionWorkMs!: number;
+  /** Mount the lock dashboard at /locks/dashboard (DASHBOARD, `on` by default; `off` leaves it out). */
+  readonly dashboard!: boolean;
+  /**
+   * A bearer token that opens the dashboard from anywhere (DASHBOARD_TOKEN). Unset: the dashboard
+   * answers only direct loopback requests (see DashboardAccessGuard).
+   */
+  readonly dashboardToken!: string | undefined;
   /** Demo hook: freeze once inside the payment of this order (DEMO_FREEZE_ORDER). */
   readonly freezeOrder!: number | undefined;
   /** Demo hook: the freeze lasts until this file exists (DEMO_FREEZE_GATE). */
@@ -119,6 +137,16 @@ export function parseEtcdHosts(raw: string | undefined): string[] {
   return hosts;
 }
 
+/** Parses DATA_REDIS: one redis:// or rediss:// URL, or nothing. */
+export function parseDataRedis(raw: string | undefined): string | undefined {
+  const url = raw?.trim();
+  if (!url) return undefined;
+  if (!/^rediss?:\/\/[^/\s]+/.test(url)) {
+    throw new ConfigError(`DATA_REDIS must be one redis:// or rediss:// URL of a Redis that is not a lock node, got "${raw}".`);
+  }
+  return url;
+}
+
 /** Builds the configuration from environment variables (see sample-app/README.md). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const freeze = env.DEMO_FREEZE_ORDER ? int(env, 'DEMO_FREEZE_ORDER', 0, 1) : undefined;
@@ -136,6 +164,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     paymentAuthMs: int(env, 'PAYMENT_AUTH_MS', 15, 0),
     nodeTimeoutMs: int(env, 'REDLOCK_NODE_TIMEOUT_MS', 500, 1),
     seedOrders: int(env, 'SEED_ORDERS', 100, 0),
+    dataRedis: parseDataRedis(env.DATA_REDIS),
+    sectionWorkMs: int(env, 'SECTION_WORK_MS', 20, 0, 60_000),
+    dashboard: (env.DASHBOARD ?? 'on').toLowerCase() !== 'off',
+    dashboardToken: env.DASHBOARD_TOKEN || undefined,
     freezeOrder: freeze,
     freezeGate: env.DEMO_FREEZE_GATE || undefined,
   });

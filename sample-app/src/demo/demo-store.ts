@@ -20,14 +20,22 @@ export interface DemoStore {
 }
 
 class RedisStore implements DemoStore {
-  constructor(private readonly redis: RedisCluster) {}
+  /** The last server is the price list's data Redis, never a lock node (see the launcher). */
+  constructor(
+    private readonly redis: RedisCluster,
+    private readonly nodes: number,
+  ) {}
+
+  get lockNodes(): string[] {
+    return this.redis.urls.slice(0, this.nodes);
+  }
 
   get env(): Record<string, string> {
-    return { LOCK_ENGINE: 'redis', REDLOCK_NODES: this.redis.urls.join(',') };
+    return { LOCK_ENGINE: 'redis', REDLOCK_NODES: this.lockNodes.join(','), DATA_REDIS: this.redis.urls[this.nodes]! };
   }
 
   get banner(): string {
-    return `${this.redis.servers.length} Redis nodes (redis-server ${this.redis.version}): ${this.redis.urls.join(' ')}`;
+    return `${this.nodes} Redis nodes (redis-server ${this.redis.version}): ${this.lockNodes.join(' ')}; data Redis ${this.redis.urls[this.nodes]!}`;
   }
 
   async degrade(): Promise<string[]> {
@@ -86,5 +94,5 @@ export async function startDemoStore(o: DemoOptions): Promise<DemoStore> {
     // etcd's own default timings (100 ms heartbeat, 1 s election): no spurious elections under the load.
     return new EtcdStore(await EtcdCluster.start({ members: o.nodes, heartbeatMs: 100, electionMs: 1_000, detached: true }));
   }
-  return new RedisStore(await RedisCluster.start(o.nodes, { detached: true }));
+  return new RedisStore(await RedisCluster.start(o.nodes + 1, { detached: true }), o.nodes);
 }

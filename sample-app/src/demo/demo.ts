@@ -18,6 +18,8 @@ import { HttpClient } from './http-client.js';
 import { LoadGenerator, planRequests } from './load-generator.js';
 import { Progress } from './progress.js';
 import { buildSummary, formatSummary } from './summary.js';
+import { formatTour, runTour, type TourReport } from './tour/tour.js';
+import { DASHBOARD_PATH } from '../dashboard/dashboard-access.guard.js';
 
 const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../data/demo', import.meta.url));
 
@@ -50,6 +52,8 @@ async function startApps(stage: Stage, o: DemoOptions, dataDir: string, db: stri
           // The demo seeds the orders itself.
           SEED_ORDERS: '0',
           PAYMENT_AUTH_MS: '10',
+          // Long enough that concurrent sections of the primitives tour visibly overlap or queue.
+          SECTION_WORK_MS: '25',
           RECONCILE_CRON: '*/2 * * * * *',
           // The last instance is the one that will be frozen inside a payment.
           ...(i === o.instances - 1 ? { DEMO_FREEZE_ORDER: String(freezeOrder), DEMO_FREEZE_GATE: gate } : {}),
@@ -97,6 +101,18 @@ async function main(): Promise<number> {
     await startApps(stage, o, dataDir, db, freezeOrder, gate);
     console.log(`  ${o.instances} app instances: ${stage.apps.map((a) => `${a.name} ${a.url} (pid ${a.pid})`).join(', ')}`);
     console.log(`  orders database: ${db} (SQLite, WAL, shared by all instances)`);
+    const listed = o.engine === 'redis' ? 'the locks of every instance' : 'the etcd members';
+    console.log(`  lock dashboard (${listed}): ${stage.apps[0]!.url}${DASHBOARD_PATH}`);
+    let tour: TourReport | undefined;
+    if (o.locks && o.engine === 'redis') {
+      console.log('\nDriving every primitive on all instances at once (watch the dashboard)…');
+      tour = await runTour(
+        stage.apps.map((a) => a.url),
+        stage.store.env.REDLOCK_NODES!.split(','),
+        o.short,
+      );
+      console.log(formatTour(tour));
+    }
     console.log(
       `  ${o.requests} payment requests for ${o.orders} orders, ${o.concurrency} concurrent per instance; lock TTL ${o.ttlMs} ms\n`,
     );
@@ -188,6 +204,7 @@ async function main(): Promise<number> {
       cronRuns,
       faults,
       freeze: freezeReport,
+      tour,
     });
     console.log(formatSummary(summary));
     console.log(`  logs and database: ${dataDir}`);

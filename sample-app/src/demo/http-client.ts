@@ -33,6 +33,10 @@ export class HttpClient {
     return this.send('POST', path, body);
   }
 
+  put(path: string, body: unknown): Promise<HttpResult> {
+    return this.send('PUT', path, body);
+  }
+
   get(path: string): Promise<HttpResult> {
     return this.send('GET', path, undefined);
   }

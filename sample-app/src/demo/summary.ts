@@ -1,6 +1,7 @@
 import type { LedgerReport } from '../orders/order.types.js';
 import type { FreezeReport } from './freeze-scenario.js';
 import type { Tally } from './tally.js';
+import type { TourReport } from './tour/tour.js';
 
 /** Everything the demo reports, also printed as JSON with --json. */
 export interface DemoSummary {
@@ -25,13 +26,20 @@ export interface DemoSummary {
   readonly cronRuns: number;
   readonly faults: readonly string[];
   readonly freeze: FreezeReport | undefined;
+  /** The primitives tour (Redis, with locks only). */
+  readonly tour: TourReport | undefined;
   readonly exitCode: number;
 }
 
-/** 1 if any order was paid twice; 2 if, with locks, the freeze did not produce a rejected stale write. */
-export function exitCodeOf(mode: DemoSummary['mode'], ledger: LedgerReport, freeze: FreezeReport | undefined): number {
+/**
+ * 1 if any order was paid twice or a primitive of the tour broke its promise; 2 if, with locks,
+ * the freeze did not produce a rejected stale write, or a part of the tour could not run.
+ */
+export function exitCodeOf(mode: DemoSummary['mode'], ledger: LedgerReport, freeze: FreezeReport | undefined, tour?: TourReport): number {
   if (ledger.paidTwice > 0) return 1;
+  if (tour?.parts.some((p) => p.ran && !p.ok)) return 1;
   if (mode === 'locks' && !freeze?.ok) return 2;
+  if (tour && !tour.ok) return 2;
   return 0;
 }
 
@@ -46,6 +54,7 @@ export function buildSummary(args: {
   cronRuns: number;
   faults: readonly string[];
   freeze: FreezeReport | undefined;
+  tour: TourReport | undefined;
 }): DemoSummary {
   const c = args.tally.counts;
   return {
@@ -67,7 +76,8 @@ export function buildSummary(args: {
     cronRuns: args.cronRuns,
     faults: args.faults,
     freeze: args.freeze,
-    exitCode: exitCodeOf(args.mode, args.ledger, args.freeze),
+    tour: args.tour,
+    exitCode: exitCodeOf(args.mode, args.ledger, args.freeze, args.tour),
   };
 }
 
@@ -97,6 +107,10 @@ export function formatSummary(s: DemoSummary): string {
   if (samples.length) lines.push('  unexpected answers (first kinds):', ...samples.map(([k, v]) => `    ${v}× ${k}`));
   if (s.faults.length) lines.push('  faults injected:', ...s.faults.map((f) => `    - ${f}`));
   if (s.freeze) lines.push(`  freeze: ${s.freeze.ok ? '' : '(!) '}${s.freeze.detail}`);
+  if (s.tour) {
+    const kept = s.tour.parts.filter((p) => p.ok).length;
+    lines.push(`  primitives tour: ${kept} of ${s.tour.parts.length} kept their promise${s.tour.ok ? '' : ' (!), see above'}`);
+  }
   lines.push(
     '',
     row(

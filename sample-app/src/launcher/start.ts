@@ -9,6 +9,7 @@ import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { ConfigError, loadConfig, parseEtcdHosts, parseLockEngine, parseNodes } from '../app/app-config.js';
 import { createApp, listen, PortInUseError } from '../app/bootstrap.js';
+import { DASHBOARD_PATH, dashboardAccess } from '../dashboard/dashboard-access.guard.js';
 import { EtcdCluster, portIsFree, RedisCluster, RedisServerMissingError } from '@redlock-nest/redis-process';
 
 const EMBEDDED_NODES = 5;
@@ -40,14 +41,19 @@ async function lockStore(env: NodeJS.ProcessEnv): Promise<{ env: NodeJS.ProcessE
     console.log(`Using the Redis nodes from REDLOCK_NODES (${parseNodes(external).length}).`);
     return { env, urls: parseNodes(external) };
   }
-  console.log(`REDLOCK_NODES is not set: starting ${EMBEDDED_NODES} local Redis nodes…`);
-  const redis = await RedisCluster.start(EMBEDDED_NODES, { detached: true });
+  // One more server, unless DATA_REDIS names one: the price list's data Redis, never a lock node.
+  // Throw-away like the nodes, so its fences and the nodes' fencing counters start over together.
+  const data = env.DATA_REDIS?.trim() ? 0 : 1;
+  console.log(`REDLOCK_NODES is not set: starting ${EMBEDDED_NODES} local Redis nodes${data ? ' and a data Redis' : ''}…`);
+  const redis = await RedisCluster.start(EMBEDDED_NODES + data, { detached: true });
+  const urls = redis.urls.slice(0, EMBEDDED_NODES);
   const embedded = {
-    what: `${EMBEDDED_NODES} Redis nodes`,
-    detail: `local redis-server ${redis.version} processes`,
+    what: `${EMBEDDED_NODES + data} Redis processes`,
+    detail: `local redis-server ${redis.version} processes${data ? `; price-list data Redis ${redis.urls[EMBEDDED_NODES]!}` : ''}`,
     stop: () => redis.stop(),
   };
-  return { env: { ...env, REDLOCK_NODES: redis.urls.join(',') }, urls: redis.urls, embedded };
+  const dataEnv = data ? { DATA_REDIS: redis.urls[EMBEDDED_NODES]! } : {};
+  return { env: { ...env, REDLOCK_NODES: urls.join(','), ...dataEnv }, urls, embedded };
 }
 
 async function main(): Promise<void> {
@@ -92,6 +98,7 @@ async function main(): Promise<void> {
     const lines = [
       '',
       `redlock-nest sample app listening on ${url}`,
+      ...(config.dashboard ? [`  lock dashboard: ${url}${DASHBOARD_PATH}  (${dashboardAccess(config)})`] : []),
       `  ${kind} (${nodes.length}, quorum ${Math.floor(nodes.length / 2) + 1}): ${nodes.join(' ')}`,
       ...(embedded ? [`  (${embedded.detail}, stopped on exit)`] : []),
       `  orders database: ${config.ordersDb}`,
@@ -103,6 +110,10 @@ async function main(): Promise<void> {
       `  curl -s -X PUT -H 'content-type: application/json' -d '{"priceCents":1999}' ${url}/catalog/sku-1/price   # write lock`,
       `  curl -s ${url}/tenants/acme/orders.csv        # semaphore: 2 exports per tenant at once, then 409`,
       `  curl -s -X POST ${url}/batches/nightly/job-1  # fair lock: jobs of a queue run in order of arrival`,
+      `  curl -s ${url}/prices                      # read lock on the price list: reads run together`,
+      `  curl -s -X PUT -H 'content-type: application/json' -d '{"priceCents":1299}' ${url}/prices/sku-1   # write lock + fencing token`,
+      `  curl -s -X POST ${url}/counters/hot/increment # a hot key: local hand-offs (cohorting)`,
+      `  curl -s ${url}/counters/hot                # its value, and how many acquisitions were hand-offs`,
       `  curl -s ${url}/health`,
       `  curl -s ${url}/locks/events`,
       '',
