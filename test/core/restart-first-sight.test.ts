@@ -72,8 +72,18 @@ describe('the restart rule at first sight (a process started during a restart)',
     expect(blind).not.toBeInstanceOf(QuorumUnavailableError);
     await (blind as Lock).release();
 
-    // With one, it holds them out, though the old node's link is slow: the young nodes answer
-    // long before its first INFO does, and their verdict waits for it.
+    // With one, a young node does not count while the old node is unseen, even past the node
+    // timeout (200 ms here, the old node's first INFO takes 3 round trips of 300 ms).
+    const slower = await DelayProxy.start(cluster.server(2).port, 150);
+    closing.push(slower);
+    const hasty = redlock([urls[0]!, urls[1]!, slower.url], { restartRule: { declaredTtlMs: ttlMs } });
+    const unseen = await attempt(hasty, resource, ttlMs);
+    expect(first.remainingMs).toBeGreaterThan(0);
+    expect(unseen).toBeInstanceOf(QuorumUnavailableError);
+    expect((unseen as QuorumUnavailableError).nodes[0]!.error).toMatch(/restart rule/);
+
+    // And it holds them out for their window once the old node is seen, though its link is slow:
+    // the young nodes answer long before its first INFO does, and their verdict waits for it.
     const proxy = await DelayProxy.start(cluster.server(2).port, 100);
     closing.push(proxy);
     const b = redlock([urls[0]!, urls[1]!, proxy.url], { nodeTimeoutMs: 2_000, restartRule: { declaredTtlMs: ttlMs } });

@@ -115,7 +115,9 @@ export class RestartRule {
     if (settled || this.oldNode(node) !== undefined || !this.othersPending(node)) {
       return this.verdict(node, reply);
     }
-    return this.looks.wait(() => !this.othersPending(node), this.options.firstLookMs).then(() => this.verdict(node, reply));
+    const seen = (): boolean => this.oldNode(node) !== undefined || !this.othersPending(node);
+    // Still unseen after the bound: exclusion() keeps the node out of this round (retried like a slow node).
+    return this.looks.wait(seen, this.options.firstLookMs).then(() => this.verdict(node, reply));
   }
 
   /** First seen (not seen restarting) within the declared TTL of its start, without durable persistence. */
@@ -131,11 +133,14 @@ export class RestartRule {
     });
   }
 
-  /** Another node whose first look has not settled yet, while its connection has not failed. */
+  /**
+   * Another node not seen yet (connecting, its first INFO on the way or failed and asked again)
+   * while its connection has not failed: it may be the old node that shows a young one restarted.
+   */
   private othersPending(node: LockNode): boolean {
     return this.nodes.some((other) => {
       const s = other === node ? undefined : this.states.get(other);
-      return s !== undefined && !s.looked && !other.connection.isDown && other.client.status !== 'end';
+      return s?.runId === undefined && s !== undefined && !s.blind && !other.connection.isDown && other.client.status !== 'end';
     });
   }
 
@@ -159,7 +164,13 @@ export class RestartRule {
       const why = `restarted ${ago} ms ago without durable persistence: its grants count again in ${countsInMs} ms (the restart rule: the largest TTL in use, ${this.maxTtlMs} ms, must pass first)`;
       return { why, countsInMs };
     }
-    const old = this.youngAtFirstSight(state, now) ? this.oldNode(node) : undefined;
+    const young = this.youngAtFirstSight(state, now);
+    const old = young ? this.oldNode(node) : undefined;
+    if (young && old === undefined && this.othersPending(node)) {
+      // Counting it now could count a restarted node before the survivor that shows it is seen.
+      const why = `the restart rule: up ${Math.round(state.seenUptimeMs / 1_000)} s when first seen; it counts once the other nodes' first INFO shows none of them older than the declared TTL (${this.declaredMs} ms)`;
+      return { why };
+    }
     if (old !== undefined) {
       // Held out for the first time in this run: its counters may be behind the survivor's.
       if (!state.syncAsked) {
@@ -209,7 +220,6 @@ export class RestartRule {
     const run = inspectNode(node).then(
       (found) => {
         if (generation !== state.generation) return;
-        state.looked = true;
         if (found === 'blind') {
           state.blind = true;
           state.failed = undefined;
@@ -245,14 +255,13 @@ export class RestartRule {
       (err: unknown) => {
         if (generation !== state.generation) return;
         if (!verdictFree) state.failed = err instanceof Error ? err.message : String(err);
-        state.looked = true;
         // Asked again while the connection stays up; a new connection asks anyway.
         if (node.client.status === 'ready') this.later(() => this.check(node, state), 200);
       },
     );
     state.checking = run.finally(() => {
       if (generation === state.generation) state.checking = undefined;
-      // After the state above is complete: a verdict waiting for this first look reads it.
+      // After the state above is complete: a verdict waiting for this node's first look reads it.
       this.looks.changed();
     });
   }

@@ -29,8 +29,6 @@ export class NodeState {
   persistent = false;
   /** INFO is not allowed to this user: the rule cannot be enforced on this node. */
   blind = false;
-  /** The first check settled (answered or failed): other nodes' verdicts need not wait for it. */
-  looked = false;
   /** The check of the current connection, while it runs. */
   checking: Promise<void> | undefined;
   /** Why the last check failed; the node does not count until a check succeeds. */
