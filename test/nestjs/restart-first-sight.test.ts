@@ -83,8 +83,11 @@ describe('a Nest app that starts during a restart of its lock nodes', () => {
     cluster = undefined;
   });
 
-  /** An app on `options`; `long`: with the LongJobs provider, LongController and a named 'ledger' instance. */
-  async function app(options: RedlockModuleOptions, extra: { long?: boolean; logger?: RecordingLogger } = {}) {
+  /**
+   * An app on `options`, listening unless `init: false`; `long`: with the LongJobs provider,
+   * LongController and a named 'ledger' instance.
+   */
+  async function app(options: RedlockModuleOptions, extra: { long?: boolean; logger?: RecordingLogger; init?: boolean } = {}) {
     const builder = Test.createTestingModule({
       imports: [RedlockModule.forRoot(options), ...(extra.long ? [RedlockModule.forRoot({ ...options, name: 'ledger' })] : [])],
       controllers: extra.long ? [LongController] : [JobsController],
@@ -93,13 +96,14 @@ describe('a Nest app that starts during a restart of its lock nodes', () => {
     if (extra.logger) builder.setLogger(extra.logger);
     const nest: INestApplication = (await builder.compile()).createNestApplication();
     closing.push(nest);
+    if (extra.init === false) return { nest, base: '', locks: nest.get(RedlockService) };
     await nest.listen(0, '127.0.0.1');
     return { nest, base: await nest.getUrl(), locks: nest.get(RedlockService) };
   }
 
   it('A holds a lock while 2 of 3 nodes restart empty; B starts with the module defaults (a child process and an app in this one): no second holder', async () => {
     expect(existsSync(NEST_DIST)).toBe(true); // run `npm run build` first
-    const ttl = 3_000;
+    const ttl = 4_000;
     cluster = await RedisCluster.start(3);
     const urls = cluster.urls;
     // Process B, loaded and waiting: it starts its app on SIGUSR2, after the restart.
@@ -130,16 +134,22 @@ describe('a Nest app that starts during a restart of its lock nodes', () => {
     // The survivor, node 2, is older than the TTL when B first sees it.
     await until(async () => (await uptimeSeconds(urls[2]!)) >= ttl / 1_000 && lines.includes('loaded'), 'node 2 is up for the TTL', 20_000);
 
+    // The app in this process is built now but connects at init, after the restart: its first sight.
+    const here = await app({ nodes: urls, ttl }, { init: false });
+    expect((here.locks.redlock as Redlock).nodes.map((n) => n.client.status)).toEqual(['wait', 'wait', 'wait']);
     const a = new Redlock(urls, { onWarning: () => undefined });
     closing.push(a);
     const first = await a.acquire(resource, ttl, { fencing: true });
-    for (const i of [0, 1]) {
-      await cluster.server(i).kill();
-      cluster.server(i).wipe();
-      await cluster.server(i).restart();
-    }
+    await Promise.all(
+      [0, 1].map(async (i) => {
+        await cluster!.server(i).kill();
+        cluster!.server(i).wipe();
+        await cluster!.server(i).restart();
+      }),
+    );
     b.child.kill('SIGUSR2');
-    const here = await app({ nodes: urls, ttl });
+    await here.nest.listen(0, '127.0.0.1');
+    here.base = await here.nest.getUrl();
     const res = await request(here.base).post(`/jobs/${resource.slice('job:'.length)}/run`);
     expect(first.remainingMs).toBeGreaterThan(0);
     expect(res.status).toBe(503);
