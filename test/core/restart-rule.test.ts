@@ -304,7 +304,7 @@ describe('the restart rule', () => {
       expect(() => new Redlock(['redis://127.0.0.1:1'], { restartRule: bad as never })).toThrow(RedlockArgumentError);
     }
     expect(() => new Redlock(['redis://127.0.0.1:1'], { restartRule: 'yes' as never })).toThrow(
-      /restartRule must be false or \{ maxTtlMs\?: number \}/,
+      /restartRule must be false or \{ maxTtlMs\?: number, declaredTtlMs\?: number \}/,
     );
   });
 

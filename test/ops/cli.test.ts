@@ -94,6 +94,33 @@ describe('redlock-nest CLI', () => {
     expect(report.findings.filter((f) => f.level !== 'ok')).toEqual([]);
   });
 
+  it('check warns that the largest TTL is unknown on a node that loses its locks on a restart, and --max-ttl says how long it sits out', async () => {
+    const volatile = await RedisServer.start();
+    try {
+      const run = await cli(['check', '--nodes', volatile.url]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('redlock-nest check: 1 node(s), quorum 1');
+      expect(run.stdout).toMatch(/WARN\s+restart\s+the largest TTL in use is not known/);
+      expect(run.stdout).toContain('pass --max-ttl <ms> to check');
+      // Just started: within a 60 s TTL, it sits out of quorums for about that long.
+      const known = await cli(['check', '--json', '--max-ttl', '60000', '--nodes', volatile.url]);
+      expect(known.code).toBe(0);
+      const report = JSON.parse(known.stdout) as {
+        findings: Array<{ node: string; check: string; level: string; message: string; fix?: string }>;
+      };
+      const restart = report.findings.filter((f) => f.check === 'restart');
+      expect(restart).toHaveLength(1);
+      expect(restart[0]).toMatchObject({ node: `127.0.0.1:${volatile.port}`, level: 'warn' });
+      expect(restart[0]!.message).toMatch(/less than the largest TTL \(60000 ms\)/);
+      expect(restart[0]!.fix).toMatch(/^wait \d+ s before restarting another node$/);
+      const bad = await cli(['check', '--max-ttl', 'soon', '--nodes', volatile.url]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--max-ttl must be the largest lock TTL in ms');
+    } finally {
+      await volatile.stop();
+    }
+  });
+
   it('check shows a progress line on stderr while a node does not answer', async () => {
     const slow = await RedisServer.start();
     try {

@@ -49,6 +49,8 @@ export interface LockEngine {
   checkNodes?(options?: CheckNodesOptions): Promise<NodeCheckReport>;
   /** Probes every server for a health check. Never rejects: a server that fails is `down`. */
   probeHealth?(timeoutMs: number): Promise<EngineHealth>;
+  /** A TTL this process will use, known before it is used (Redlock: see its restart rule's declared TTL). */
+  declareTtl?(ttlMs: number): void;
 }
 
 /** One server as a health probe saw it. Carries the server's label only, never credentials. */

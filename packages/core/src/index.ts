@@ -43,6 +43,7 @@ export {
   MAX_TTL_MS,
   type AcquireOptions,
   type CohortOptions,
+  type RestartRuleOption,
   type RedlockOptions,
   type ResolvedCohort,
   type ResolvedRedlockOptions,

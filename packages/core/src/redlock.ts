@@ -130,7 +130,14 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     this.telemetry = new RedlockTelemetry(this.sink, { nodeCount: created.length, quorum: this.quorum, tracing: this.options.tracing });
     const rule = this.options.restartRule;
     this.restarts = rule
-      ? new RestartRule(created, { keyPrefix: this.options.keyPrefix, maxTtlMs: rule.maxTtlMs, onWarning: this.options.onWarning })
+      ? new RestartRule(created, {
+          keyPrefix: this.options.keyPrefix,
+          maxTtlMs: rule.maxTtlMs,
+          declaredTtlMs: rule.declaredTtlMs,
+          // A young node's verdict waits this long at most for the other nodes' first INFO.
+          firstLookMs: this.options.nodeTimeoutMs,
+          onWarning: this.options.onWarning,
+        })
       : undefined;
     // A subclass that replaces waitForRetry may not wait by notice: then no one can be seen waiting.
     const byNotice = this.waitForRetry === Redlock.prototype.waitForRetry;
@@ -359,6 +366,23 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     const opts = checkAcquireOptions(options, 'using options');
     const lock = await this.acquireChecked(resource, ttlMs, opts);
     return runWithLock(lock, ttlMs, opts.maxHoldMs ?? this.options.maxHoldMs, routine);
+  }
+
+  /**
+   * Declares a TTL this process will use, before it uses it (the Nest module calls it with each
+   * decorator's `ttl` at bootstrap): it raises `restartRule.declaredTtlMs`. A node first seen
+   * younger than the largest declared TTL then sits out of quorums while another node of the
+   * set was already older than it (a majority restarted under a survivor). Does nothing with
+   * `restartRule: false`. Checked like a TTL.
+   *
+   * @example
+   * ```ts
+   * const redlock = new Redlock(['redis://a:6379', 'redis://b:6379', 'redis://c:6379']);
+   * redlock.declareTtl(30_000); // the longest lock this service takes
+   * ```
+   */
+  declareTtl(ttlMs: number): void {
+    this.restarts?.declareTtl(checkTtl(ttlMs, 'declareTtl(ttlMs)'));
   }
 
   /**

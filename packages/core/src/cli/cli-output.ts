@@ -2,7 +2,7 @@
  * Human-readable output of the `redlock-nest` CLI (`--json` prints the objects instead),
  * and the progress line it shows on stderr while slow nodes are probed.
  */
-import type { NodeCheckReport } from '../safety/node-check.js';
+import { ALL_NODES, type NodeCheckReport } from '../safety/node-check.js';
 import type { ForceReleaseResult, LockInspection } from '../operator/operator.js';
 
 /** JSON with bigints as decimal strings. */
@@ -15,7 +15,7 @@ const LEVEL = { ok: 'ok   ', warn: 'WARN ', error: 'ERROR' } as const;
 export function formatCheck(report: NodeCheckReport, quorum: number): string {
   const lines: string[] = [];
   const nodes = [...new Set(report.findings.map((f) => f.node))];
-  lines.push(`redlock-nest check: ${nodes.length} node(s), quorum ${quorum}`);
+  lines.push(`redlock-nest check: ${nodes.filter((n) => n !== ALL_NODES).length} node(s), quorum ${quorum}`);
   for (const node of nodes) {
     lines.push(node);
     for (const f of report.findings.filter((x) => x.node === node)) {

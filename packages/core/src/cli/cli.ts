@@ -36,6 +36,8 @@ options:
                                      needs @redlock-nest/etcd); default: $REDLOCK_ETCD
   --prefix <keyPrefix>               the keyPrefix (default redlock: on Redis, redlock/ on etcd)
   --timeout <ms>                     per-node timeout (default 500; 1000 on etcd)
+  --max-ttl <ms>                     check: the largest lock TTL the apps use (the restart rule's
+                                     window); without it, check warns that no node can tell it
   --permits <n>                      inspect: the semaphore's number of permits ("k of n in use")
   --json                             machine-readable output
   -h, --help                         this text`;
@@ -76,6 +78,7 @@ async function main(argv: readonly string[]): Promise<number> {
       etcd: { type: 'string', multiple: true },
       prefix: { type: 'string' },
       timeout: { type: 'string' },
+      'max-ttl': { type: 'string' },
       json: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
       reason: { type: 'string' },
@@ -126,7 +129,14 @@ async function main(argv: readonly string[]): Promise<number> {
     ...(timeout !== undefined ? { nodeTimeoutMs: timeout } : {}),
     onWarning: (m) => void process.stderr.write(`warning: ${m}\n`),
   };
-  if (command === 'check') return runCheck(urls, options, values.json, print);
+  if (command === 'check') {
+    const raw = values['max-ttl'];
+    const maxTtl = raw === undefined ? undefined : Number(raw);
+    if (maxTtl !== undefined && !(Number.isInteger(maxTtl) && maxTtl > 0)) {
+      throw new UsageError(`--max-ttl must be the largest lock TTL in ms (a whole number), got ${raw}`);
+    }
+    return runCheck(urls, options, values.json, print, maxTtl);
+  }
   const redlock = new Redlock(urls, options);
   try {
     switch (command) {

@@ -283,10 +283,12 @@ function resolveRestartRule(value: RedlockOptions['restartRule'] | undefined, wh
   // JavaScript callers can pass anything.
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the declared type is not checked at run time
   if (typeof value !== 'object' || value === null) {
-    fail(`${what} must be false or { maxTtlMs?: number }, got ${describe(value)}.`);
+    fail(`${what} must be false or { maxTtlMs?: number, declaredTtlMs?: number }, got ${describe(value)}.`);
   }
   const maxTtlMs = value.maxTtlMs === undefined ? 0 : checkNumber(value.maxTtlMs, `${what}.maxTtlMs`, { max: MAX_TTL_MS });
-  return { maxTtlMs };
+  const declaredTtlMs =
+    value.declaredTtlMs === undefined ? 0 : checkNumber(value.declaredTtlMs, `${what}.declaredTtlMs`, { max: MAX_TTL_MS });
+  return { maxTtlMs, declaredTtlMs };
 }
 
 /**

@@ -96,10 +96,23 @@ export interface RedlockOptions {
    * The restart rule of the Redis distributed-locks page, enforced by the client: a node
    * that restarted without durable persistence does not count toward a quorum (and its
    * fencing counters are not trusted) until the largest TTL in use has passed since the
-   * restart. `maxTtlMs`: the largest TTL any client of these nodes uses (default: the
-   * largest this instance has used). `false` turns it off. Default on.
+   * restart. `false` turns it off. Default on.
+   *
+   * A node this instance sees for the first time cannot show whether it restarted, only how
+   * long ago its server started:
+   * - `maxTtlMs`: the largest TTL any client of these nodes uses. Strict: a node first seen
+   *   younger than it sits out until it is that old, even when every node is young (a fresh
+   *   deployment then waits one `maxTtlMs`).
+   * - `declaredTtlMs`: the largest TTL this process's code declares (the Nest module sets it
+   *   from its `ttl` and decorators; also `declareTtl()`). A node first seen younger than it
+   *   sits out only while another node was already older than it when first seen (a majority
+   *   restarted under a survivor that may hold a lock). When every node is young, they count:
+   *   a fresh deployment is not held back, and a restart of the whole set is not caught.
+   * Either way a restart seen while running (a changed run_id) keeps the node out for the
+   * largest of both and of the TTLs this instance has used. Default: neither (first sight
+   * never keeps a node out).
    */
-  readonly restartRule?: false | { readonly maxTtlMs?: number };
+  readonly restartRule?: false | RestartRuleOption;
   /**
    * Count a node's grant only once `WAIT replicas timeoutMs` confirms that many replicas have
    * it, so a lock survives the failover of a master (Sentinel, Redis Cluster, or a plain master
@@ -134,6 +147,14 @@ export interface RedlockOptions {
   readonly cohort?: false | CohortOptions;
 }
 
+/** The `restartRule` option (see {@link RedlockOptions.restartRule}). */
+export interface RestartRuleOption {
+  /** The largest TTL any client of these nodes uses: strict at first sight. */
+  readonly maxTtlMs?: number;
+  /** The largest TTL this process declares: a young node sits out only beside an older one. */
+  readonly declaredTtlMs?: number;
+}
+
 /** Bounds of lock cohorting: after either, a release goes to the nodes if other processes wait. */
 export interface CohortOptions {
   /** Consecutive local hand-offs before the lock goes back to the nodes. Default 16. */
@@ -164,7 +185,7 @@ export interface ResolvedRedlockOptions {
   readonly retry: ResolvedRetry | false;
   readonly maxHoldMs: number;
   readonly checkIndependence: boolean;
-  readonly restartRule: false | { readonly maxTtlMs: number };
+  readonly restartRule: false | { readonly maxTtlMs: number; readonly declaredTtlMs: number };
   readonly tracing: boolean;
   readonly onWarning: (message: string) => void;
   readonly fair: boolean;
@@ -191,7 +212,7 @@ export const DEFAULT_REDLOCK_OPTIONS: ResolvedRedlockOptions = Object.freeze({
   retry: DEFAULT_RETRY,
   maxHoldMs: Infinity,
   checkIndependence: false,
-  restartRule: Object.freeze({ maxTtlMs: 0 }),
+  restartRule: Object.freeze({ maxTtlMs: 0, declaredTtlMs: 0 }),
   tracing: true,
   onWarning: (message: string) => console.warn(`[redlock] ${message}`),
   fair: false,

@@ -14,11 +14,14 @@ import { infoField } from '../nodes/node-commands.js';
 export type FindingLevel = 'ok' | 'warn' | 'error';
 
 /** What a finding is about. */
-export type FindingCheck = 'reachable' | 'role' | 'duplicate' | 'latency' | 'clock' | 'persistence' | 'eviction' | 'acl';
+export type FindingCheck = 'reachable' | 'role' | 'duplicate' | 'latency' | 'clock' | 'persistence' | 'eviction' | 'acl' | 'restart';
+
+/** The `node` of a finding about the whole set rather than one node (the CLI's restart-rule warning). */
+export const ALL_NODES = 'all nodes';
 
 /** One fact about one node. */
 export interface NodeFinding {
-  /** `host:port` of the node (never credentials). */
+  /** `host:port` of the node (never credentials), or {@link ALL_NODES}. */
   readonly node: string;
   readonly check: FindingCheck;
   readonly level: FindingLevel;

@@ -10,46 +10,34 @@
  * operation: the connection's 'ready' event triggers it, and Redis answers one
  * connection's commands in order, so the verdict is known before any lock command sent
  * on the new connection is answered.
+ *
+ * A node first seen by this Redlock cannot show whether it restarted: only its uptime hints
+ * at it. With `restartRule.maxTtlMs` configured, any non-durable node younger than it sits
+ * out (strict). With only a declared TTL (`restartRule.declaredTtlMs`, the Nest module's
+ * `ttl` and decorators), a young node sits out only while another node of the set was
+ * already older than that TTL when first seen: a majority restarted under a survivor that
+ * may still hold a lock. When every node is young, a fresh deployment and a whole-set
+ * restart look the same from a cold process: they count (docs/operations.md).
  */
 import { isClusterClient } from '../nodes/cluster-client.js';
-import { syncsReplicas } from '../nodes/replica-sync.js';
 import type { LockNode } from '../nodes/lock-node.js';
-import { escapeGlob, fsyncAlways, greater, infoField, readCounters, type CommandClient } from '../nodes/node-commands.js';
-import { raiseFenceOnNode } from '../scripts/fence-raise.js';
+import type { CommandClient } from '../nodes/node-commands.js';
 import { NodeRestartedError } from '../errors/node-outcome.js';
+import { FirstLooks } from './first-looks.js';
+import { inspectNode, NodeState } from './restart-state.js';
+import { raiseCounters } from './restart-sync.js';
 
 /** What the rule needs of its Redlock. */
 export interface RestartRuleOptions {
   /** Prefix of the lock and fencing keys (`<prefix>fence:*` are raised after a restart). */
   readonly keyPrefix: string;
-  /** The largest TTL any client of these nodes uses; 0: the largest this Redlock has used. */
+  /** The largest TTL any client of these nodes uses (configured: strict at first sight); 0: not configured. */
   readonly maxTtlMs: number;
+  /** The largest TTL this process declares (see the file's comment); 0: none. Raised by `declareTtl`. */
+  readonly declaredTtlMs: number;
+  /** How long a young node's verdict waits for the other nodes' first looks (the node timeout). */
+  readonly firstLookMs: number;
   readonly onWarning: (message: string) => void;
-}
-
-class NodeState {
-  runId: string | undefined;
-  /** Monotonic time the server process started, rounded later (so the quarantine is never short). */
-  startedAtMono = -Infinity;
-  /**
-   * Restarted while TTLs were in use: out until `startedAtMono` + the largest TTL in use.
-   * Decided when the connection is checked, with the largest TTL in use then.
-   */
-  quarantined = false;
-  /** AOF with appendfsync always: it keeps what it acknowledged across a restart. */
-  persistent = false;
-  /** INFO is not allowed to this user: the rule cannot be enforced on this node. */
-  blind = false;
-  /** The check of the current connection, while it runs. */
-  checking: Promise<void> | undefined;
-  /** Why the last check failed; the node does not count until a check succeeds. */
-  failed: string | undefined;
-  /** Restarted without its data: its fencing counters must be raised from the others first. */
-  needsSync = false;
-  syncing = false;
-  /** A failed raise was reported (once per restart, not once per lock operation). */
-  syncWarned = false;
-  generation = 0;
 }
 
 /**
@@ -58,6 +46,8 @@ class NodeState {
  */
 export class RestartRule {
   private largestTtlMs = 0;
+  private declaredMs: number;
+  private readonly looks = new FirstLooks();
   private readonly states = new Map<LockNode, NodeState>();
   private readonly detach: Array<() => void> = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -68,6 +58,9 @@ export class RestartRule {
     private readonly nodes: readonly LockNode[],
     private readonly options: RestartRuleOptions,
   ) {
+    this.declaredMs = options.declaredTtlMs;
+    // A connection that failed or ended settles that node's first look: waiting verdicts go on without it.
+    const changed = (): void => this.looks.changed();
     for (const node of nodes) {
       // A Redis Cluster node answers INFO from any of its masters: per-connection restart detection does not apply.
       if (isClusterClient(node.client)) continue;
@@ -75,14 +68,26 @@ export class RestartRule {
       this.states.set(node, state);
       const onReady = (): void => this.check(node, state);
       node.client.on?.('ready', onReady);
-      this.detach.push(() => (node.client as CommandClient).removeListener?.('ready', onReady));
+      node.client.on?.('error', changed);
+      node.client.on?.('end', changed);
+      this.detach.push(() => {
+        const client = node.client as CommandClient;
+        client.removeListener?.('ready', onReady);
+        client.removeListener?.('error', changed);
+        client.removeListener?.('end', changed);
+      });
       if (node.client.status === 'ready') this.check(node, state);
     }
   }
 
-  /** The largest TTL in use: the configured one, or the largest this Redlock has asked for. */
+  /** The largest TTL in use: the configured one, the declared one, or the largest this Redlock has asked for. */
   get maxTtlMs(): number {
-    return Math.max(this.options.maxTtlMs, this.largestTtlMs);
+    return Math.max(this.options.maxTtlMs, this.declaredMs, this.largestTtlMs);
+  }
+
+  /** Raises the declared TTL (see the file's comment): a TTL this process will use, known before it does. */
+  declareTtl(ttlMs: number): void {
+    if (ttlMs > this.declaredMs) this.declaredMs = ttlMs;
   }
 
   /** Called before every acquire and extend round with its TTL. */
@@ -99,8 +104,43 @@ export class RestartRule {
     return sent.then((reply) => {
       const state = this.states.get(node);
       if (!state) return reply;
-      if (state.checking) return state.checking.then(() => this.verdict(node, reply));
+      if (state.checking) return state.checking.then(() => this.judged(node, state, reply));
+      return this.judged(node, state, reply);
+    });
+  }
+
+  /** The verdict on `reply`; for a young node, once the other nodes' first looks said whether one is old. */
+  private judged<T>(node: LockNode, state: NodeState, reply: T): T | Promise<T> {
+    const settled = state.quarantined || !this.youngAtFirstSight(state, performance.now());
+    if (settled || this.oldNode(node) !== undefined || !this.othersPending(node)) {
       return this.verdict(node, reply);
+    }
+    const seen = (): boolean => this.oldNode(node) !== undefined || !this.othersPending(node);
+    // Still unseen after the bound: exclusion() keeps the node out of this round (retried like a slow node).
+    return this.looks.wait(seen, this.options.firstLookMs).then(() => this.verdict(node, reply));
+  }
+
+  /** First seen (not seen restarting) within the declared TTL of its start, without durable persistence. */
+  private youngAtFirstSight(state: NodeState, now: number): boolean {
+    return state.firstSight && !state.persistent && !state.blind && now < state.startedAtMono + this.declaredMs;
+  }
+
+  /** Another node that was up for the declared TTL or longer when first seen: it may hold locks older than a young node's start. */
+  private oldNode(node: LockNode): LockNode | undefined {
+    return this.nodes.find((other) => {
+      const s = other === node ? undefined : this.states.get(other);
+      return s?.runId !== undefined && !s.blind && s.seenUptimeMs >= this.declaredMs;
+    });
+  }
+
+  /**
+   * Another node not seen yet (connecting, its first INFO on the way or failed and asked again)
+   * while its connection has not failed: it may be the old node that shows a young one restarted.
+   */
+  private othersPending(node: LockNode): boolean {
+    return this.nodes.some((other) => {
+      const s = other === node ? undefined : this.states.get(other);
+      return s?.runId === undefined && s !== undefined && !s.blind && !other.connection.isDown && other.client.status !== 'end';
     });
   }
 
@@ -124,6 +164,26 @@ export class RestartRule {
       const why = `restarted ${ago} ms ago without durable persistence: its grants count again in ${countsInMs} ms (the restart rule: the largest TTL in use, ${this.maxTtlMs} ms, must pass first)`;
       return { why, countsInMs };
     }
+    const young = this.youngAtFirstSight(state, now);
+    const old = young ? this.oldNode(node) : undefined;
+    if (young && old === undefined && this.othersPending(node)) {
+      // Counting it now could count a restarted node before the survivor that shows it is seen.
+      const why = `the restart rule: up ${Math.round(state.seenUptimeMs / 1_000)} s when first seen; it counts once the other nodes' first INFO shows none of them older than the declared TTL (${this.declaredMs} ms)`;
+      return { why };
+    }
+    if (old !== undefined) {
+      // Held out for the first time in this run: its counters may be behind the survivor's.
+      if (!state.syncAsked) {
+        state.syncAsked = true;
+        state.needsSync = true;
+        state.syncWarned = false;
+      }
+      this.sync(node, state);
+      const countsInMs = Math.ceil(state.startedAtMono + this.declaredMs - now);
+      // Its start cannot be told from a restart: the survivor may still hold a lock it lost.
+      const why = `the restart rule: it counts again in ${countsInMs} ms (up ${Math.round(state.seenUptimeMs / 1_000)} s when first seen, while ${old.label} was up longer than the largest declared TTL, ${this.declaredMs} ms: it may have restarted empty under a lock still held there)`;
+      return { why, countsInMs };
+    }
     if (state.needsSync) {
       // The window is over: with no node left to raise the counters from, it counts as it is.
       this.sync(node, state, true);
@@ -138,6 +198,7 @@ export class RestartRule {
   /** Stops listening and drops pending retries. */
   close(): void {
     this.closed = true;
+    this.looks.close();
     for (const off of this.detach.splice(0)) off();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
@@ -156,7 +217,7 @@ export class RestartRule {
     // On a first connection with no configured maxTtlMs, no answer could keep the node out
     // (see below): a failed check then must not either, or a slow INFO would cost availability.
     const verdictFree = state.runId === undefined && this.options.maxTtlMs === 0;
-    const run = this.inspect(node).then(
+    const run = inspectNode(node).then(
       (found) => {
         if (generation !== state.generation) return;
         if (found === 'blind') {
@@ -174,6 +235,11 @@ export class RestartRule {
         state.runId = found.runId;
         state.startedAtMono = found.startedAtMono;
         state.persistent = found.persistent;
+        if (firstSight || restarted) {
+          state.seenUptimeMs = found.uptimeMs;
+          state.firstSight = firstSight;
+          state.syncAsked = false;
+        }
         // A changed run_id is a restart. On the first connection to a node its run_id is
         // new, so an uptime below the largest TTL in use counts as a restart; this Redlock
         // has no lock there yet, so only the configured restartRule.maxTtlMs applies (a
@@ -195,26 +261,9 @@ export class RestartRule {
     );
     state.checking = run.finally(() => {
       if (generation === state.generation) state.checking = undefined;
+      // After the state above is complete: a verdict waiting for this node's first look reads it.
+      this.looks.changed();
     });
-  }
-
-  private async inspect(node: LockNode): Promise<'blind' | { runId: string; startedAtMono: number; persistent: boolean }> {
-    let info: string;
-    try {
-      info = await node.client.info('default');
-    } catch (err) {
-      if (err instanceof Error && err.message.startsWith('NOPERM')) return 'blind';
-      throw err;
-    }
-    // uptime_in_seconds is rounded down: the server started at least this long ago, so
-    // taking "now minus uptime" as its start never shortens the quarantine.
-    const startedAtMono = performance.now() - Number(infoField(info, 'uptime_in_seconds') ?? 0) * 1_000;
-    const runId = infoField(info, 'run_id') ?? '';
-    // With replicaSync, a replica promoted by a failover (it has a second replication id)
-    // holds every grant that counted: it keeps its data like a durable restart does.
-    const promoted = syncsReplicas(node) && Number(infoField(info, 'second_repl_offset') ?? -1) > 0;
-    const persistent = promoted || (infoField(info, 'aof_enabled') === '1' && (await fsyncAlways(node)));
-    return { runId, startedAtMono, persistent };
   }
 
   private warnBlind(node: LockNode): void {
@@ -225,80 +274,15 @@ export class RestartRule {
     );
   }
 
-  /**
-   * Raises the restarted node's fencing counters to the largest value any counting node
-   * holds (found with SCAN), so a token handed out once it counts again is above every
-   * token handed out before the restart. Retried on the next look at the node if it fails.
-   */
+  /** See {@link raiseCounters}. */
   private sync(node: LockNode, state: NodeState, windowOver = false): void {
-    if (!state.needsSync || state.syncing || this.closed) return;
-    const sources = this.nodes.filter((other) => {
-      if (other === node) return false;
-      const s = this.states.get(other);
-      // A node not connected now cannot be read (its counters come back with it, or never).
-      const connected = other.client.status === undefined || other.client.status === 'ready';
-      return s !== undefined && !s.needsSync && s.failed === undefined && !s.checking && connected;
-    });
-    if (sources.length === 0) {
-      // Every node lost its data: no counter survives anywhere to raise it from.
-      if (this.nodes.every((other) => other === node || (this.states.get(other)?.needsSync ?? true))) {
-        state.needsSync = false;
-        this.options.onWarning(
-          `every node restarted without its data: fencing counters restart from their current values on ${node.label}.`,
-        );
-      } else if (windowOver) {
-        // The nodes that kept their counters are down or unchecked, and the window has passed: every
-        // lock granted before the restart has expired, so the node may grant again. Its counters may
-        // be behind: a fenced resource refuses the older tokens (fencing checked by the resource).
-        state.needsSync = false;
-        this.options.onWarning(
-          `no node that kept its fencing counters answers: ${node.label} counts again after its restart window with the counters it has; fenced resources refuse tokens below the ones they saw.`,
-        );
-      }
-      return;
-    }
-    state.syncing = true;
-    const pattern = `${escapeGlob(this.options.keyPrefix)}fence:*`;
-    void Promise.all(sources.map((source) => readCounters(source, pattern)))
-      .then(async (counters) => {
-        const highest = new Map<string, string>();
-        for (const found of counters) {
-          for (const [key, value] of found) {
-            const current = highest.get(key);
-            if (current === undefined || greater(value, current)) highest.set(key, value);
-          }
-        }
-        const entries = [...highest];
-        for (let i = 0; i < entries.length; i += 200) {
-          const batch = entries.slice(i, i + 200);
-          await raiseFenceOnNode(
-            node,
-            batch.map(([k]) => k),
-            batch.map(([, v]) => v),
-          );
-        }
-        state.needsSync = false;
-      })
-      .catch((err: unknown) => {
-        const text = err instanceof Error ? err.message : String(err);
-        if (text.startsWith('NOPERM')) {
-          // Not allowed to enumerate the counters: the node counts again once its quarantine
-          // is over (the lock stays safe), but its counters rely on the catch-up of later rounds.
-          state.needsSync = false;
-          this.options.onWarning(
-            `could not raise the fencing counters of restarted node ${node.label} (${text}): grant +scan to the lock user. Until then, fencing tokens after a restart of a majority of nodes may repeat.`,
-          );
-          return;
-        }
-        if (state.syncWarned) return;
-        state.syncWarned = true;
-        this.options.onWarning(
-          `could not raise the fencing counters of restarted node ${node.label} yet (${text}); it does not count until this succeeds.`,
-        );
-      })
-      .finally(() => {
-        state.syncing = false;
-      });
+    if (this.closed) return;
+    raiseCounters(
+      node,
+      state,
+      { nodes: this.nodes, states: this.states, keyPrefix: this.options.keyPrefix, onWarning: this.options.onWarning },
+      windowOver,
+    );
   }
 
   private later(run: () => void, ms: number): void {

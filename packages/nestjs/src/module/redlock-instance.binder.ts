@@ -1,12 +1,13 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
 import { LOCK_ROUTE_METADATA, REDLOCK_INSTANCE_NAME, REDLOCK_LOCAL_SERVICE, WITH_LOCK_METADATA } from '../options/constants.js';
 import { RedlockModuleNotInitializedError } from '../errors/errors.js';
-import type { LockCallOptions } from '../options/lock-call-options.js';
+import type { LockCallOptions, LockedCallOptions } from '../options/lock-call-options.js';
 import type { AnyMethod } from '../keys/method-wrapper.js';
 import { AppLockServices, bindLockServices } from '../service/lock-service-bindings.js';
 import { RedlockGuard } from '../http/redlock.guard.js';
 import type { LockServiceBase } from '../service/lock-service.base.js';
+import { declareLockTtls, type LockDeclaration } from './declared-ttls.js';
 
 /** A provider, controller or enhancer of the container. */
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -26,41 +27,56 @@ const apps = new WeakMap<ModulesContainer, AppLockServices>();
  *
  * The methods are wrapped at decoration time either way; the binding only decides WHICH service
  * a call uses. A call on an object no app bound rejects with `RedlockModuleNotInitializedError`.
+ *
+ * The same scan gives each import's lock engine the TTLs its decorators declare (`ttl` of
+ * `@WithLock`, `@WithSemaphore`, `@LockRoute`), before the first lock: the restart rule's
+ * largest TTL in use (see declared-ttls.ts).
  */
 @Injectable()
 export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdown {
   private readonly app: AppLockServices;
+  private readonly logger = new Logger('Redlock');
+  /** Declarations whose TTL above a configured restartRule.maxTtlMs was logged already. */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly modules: ModulesContainer,
-    @Inject(REDLOCK_LOCAL_SERVICE) service: LockServiceBase,
-    @Inject(REDLOCK_INSTANCE_NAME) name: string,
+    @Inject(REDLOCK_LOCAL_SERVICE) private readonly service: LockServiceBase,
+    @Inject(REDLOCK_INSTANCE_NAME) private readonly name: string,
   ) {
     let app = apps.get(modules);
     if (!app) apps.set(modules, (app = new AppLockServices()));
     this.app = app;
     app.add(name, service);
-    // The container is complete (scanned) but not all instances exist yet: classes only.
-    if (!app.claim('classes')) return;
+    // Every import declares its own instance's TTLs; the first one also binds the classes.
+    const binds = app.claim('classes');
     // Guards made with `new` (app.useGlobalGuards(new RedlockGuard())) are not in the container.
-    app.bindClass(RedlockGuard.prototype);
+    if (binds) app.bindClass(RedlockGuard.prototype);
+    // The container is complete (scanned) but not all instances exist yet: classes only.
     for (const wrapper of this.wrappers()) {
       const proto = classPrototype(wrapper);
-      if (proto && this.locks(proto)) app.bindClass(proto);
+      if (!proto) continue;
+      const found = this.declarations(proto);
+      this.declare(found);
+      if (binds && this.locks(proto, found)) app.bindClass(proto);
     }
   }
 
   onModuleInit(): void {
-    if (!this.app.claim('instances')) return;
+    const binds = this.app.claim('instances');
     for (const wrapper of this.wrappers()) {
       const instance: unknown = wrapper.instance;
       const isStatic = wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
       const own = isStatic && instance !== null && typeof instance === 'object' ? instance : undefined;
       const proto: unknown = own ? Object.getPrototypeOf(own) : classPrototype(wrapper);
-      if (proto === null || typeof proto !== 'object' || !this.locks(proto)) continue;
-      for (const { name, where } of this.instanceNames(proto)) {
+      if (proto === null || typeof proto !== 'object') continue;
+      const found = this.declarations(proto);
+      // Factory providers show their class only now, in the instance.
+      this.declare(found);
+      if (!binds || !this.locks(proto, found)) continue;
+      for (const { name, where } of found) {
         if (!this.app.get(name)) throw new RedlockModuleNotInitializedError(where, name, true);
       }
       this.app.bindClass(proto);
@@ -78,22 +94,29 @@ export class RedlockInstanceBinder implements OnModuleInit, OnApplicationShutdow
     return [...this.discovery.getProviders(), ...this.discovery.getControllers(), ...enhancers];
   }
 
-  /** Whether instances of `proto` look up a lock service: `@WithLock` / `@LockRoute` methods, or a guard. */
-  private locks(proto: object): boolean {
-    return proto === RedlockGuard.prototype || proto instanceof RedlockGuard || this.instanceNames(proto).length > 0;
+  /** Whether instances of `proto` look up a lock service: `@WithLock` / `@LockRoute` methods (`found`), or a guard. */
+  private locks(proto: object, found: readonly LockDeclaration[]): boolean {
+    return proto === RedlockGuard.prototype || proto instanceof RedlockGuard || found.length > 0;
   }
 
-  /** The Redlock instance names the class's `@WithLock` methods and `@LockRoute` handlers ask for. */
-  private instanceNames(proto: object): Array<{ name: string | undefined; where: string }> {
-    const found: Array<{ name: string | undefined; where: string }> = [];
+  private declare(found: readonly LockDeclaration[]): void {
+    declareLockTtls(this.service, this.name, found, this.logger, this.warned);
+  }
+
+  /** The locks the class's `@WithLock` / `@WithSemaphore` methods and `@LockRoute` handlers declare. */
+  private declarations(proto: object): LockDeclaration[] {
+    const found: LockDeclaration[] = [];
     for (const method of this.scanner.getAllMethodNames(proto)) {
       const fn: unknown = (proto as Record<string, unknown>)[method];
       if (typeof fn !== 'function') continue;
       const cls = proto.constructor.name;
-      const withLock = Reflect.getMetadata(WITH_LOCK_METADATA, fn) as { options: LockCallOptions } | undefined;
-      if (withLock) found.push({ name: withLock.options.redlock, where: `@WithLock on ${cls}.${method}` });
+      const withLock = Reflect.getMetadata(WITH_LOCK_METADATA, fn) as { options: LockedCallOptions } | undefined;
+      if (withLock) {
+        const { redlock, ttl, permits } = withLock.options;
+        found.push({ name: redlock, where: `${permits === undefined ? '@WithLock' : '@WithSemaphore'} on ${cls}.${method}`, ttl });
+      }
       const route = Reflect.getMetadata(LOCK_ROUTE_METADATA, fn) as { options: LockCallOptions } | undefined;
-      if (route) found.push({ name: route.options.redlock, where: `@LockRoute on ${cls}.${method}` });
+      if (route) found.push({ name: route.options.redlock, where: `@LockRoute on ${cls}.${method}`, ttl: route.options.ttl });
     }
     return found;
   }

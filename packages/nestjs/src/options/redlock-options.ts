@@ -161,13 +161,26 @@ export function resolveModuleOptions(options: RedlockModuleOptions | undefined):
   return {
     nodes: nodes ?? [],
     ...(engine === undefined ? {} : { engine }),
-    core,
+    core: engine === undefined ? withDeclaredTtl(core, ttl ?? d.ttl) : core,
     ttl: ttl ?? d.ttl,
     lockedStatus: lockedStatus ?? d.lockedStatus,
     independenceCheck: independenceCheck ?? d.independenceCheck,
     http: { global: http?.global ?? d.http.global },
     nodeCheck: nodeCheck ?? d.nodeCheck,
   };
+}
+
+/**
+ * The module's `ttl` is a TTL in use from the first request on (every `@WithLock` and
+ * `@LockRoute` without its own), so the Redlock knows it from its first connection: a node
+ * first seen younger than it sits out while an older node shows the set did not start
+ * fresh (the restart rule's `declaredTtlMs`). A `restartRule.maxTtlMs` the user set is the
+ * strict rule, and `restartRule: false` turns the rule off: both are kept as given.
+ */
+function withDeclaredTtl(core: RedlockOptions, ttl: number): RedlockOptions {
+  const rule = core.restartRule;
+  if (rule === false || rule?.maxTtlMs !== undefined) return core;
+  return { ...core, restartRule: { ...rule, declaredTtlMs: Math.max(rule?.declaredTtlMs ?? 0, ttl) } };
 }
 
 /** An `engine` comes alone: Redis nodes or core Redlock options beside it would be silently ignored. */
