@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { InMemoryRedisServer, LockNotAcquiredError, Redlock, type Lock, type RedlockOptions } from '@redlock-nest/core';
 import { hold, maxOverlap, overlapsBetween, type Interval } from './intervals.js';
 import { DEFAULT_PREFIX, lockKey, rejection, uniqueResource, until } from '../harness/test-utils.js';
+import { arbiterOf } from '../../packages/core/src/rounds/arbiter-round.js';
 
 const readers = (resource: string): string => `${DEFAULT_PREFIX}rw-readers:${resource}`;
 const writers = (resource: string): string => `${DEFAULT_PREFIX}rw-writers:${resource}`;
@@ -178,6 +179,46 @@ describe('primitives over in-memory nodes (one of 3 stopped)', () => {
       expect(intervals).toHaveLength(30);
       expect(maxOverlap(intervals)).toBeLessThanOrEqual(2);
       expect(maxOverlap(intervals)).toBe(2); // both permits were used at once
+    });
+
+    it('under contention takes the arbiter’s slot on every node, and a failed attempt frees its slots without a notice', async () => {
+      const { redlock, up } = setup(0);
+      const r = redlock({ nodeTimeoutMs: 5_000 }); // its waits' channels linger past the test: contended
+      const resource = uniqueResource('mem-sem-arbiter');
+      const permits = 32;
+      const slots = Array.from({ length: permits }, (_, s) => slot(resource, s));
+      for (const s of up) for (const key of slots) s.set(key, 'x', 60_000);
+      expect(await rejection(r.acquire(resource, 60_000, { permits, retry: { retries: 1, delayMs: 1, jitterMs: 0 } }))).toBeInstanceOf(
+        LockNotAcquiredError,
+      );
+      // The arbiter has only slot 0 free, the other node every slot: asked for the arbiter's slot, both grant 0
+      // at the first attempt. Asked both at once from a random slot, they would split (31 times in 32).
+      const arbiter = servers[arbiterOf(r.nodes, slots[0]!, Infinity)]!;
+      const other = up.find((s) => s !== arbiter)!;
+      arbiter.delete(slots[0]!);
+      for (const key of slots) other.delete(key);
+      const lock = await r.tryAcquire(resource, 60_000, { permits });
+      expect(lock?.keys).toEqual([slots[0]]);
+      expect(up.map((s) => s.get(slots[0]!))).toEqual([lock!.value, lock!.value]);
+      await lock!.release();
+      // Slot 0 taken on one node, slot 1 on the other: each grants the other slot, no quorum of either.
+      const split = uniqueResource('mem-sem-quiet');
+      const channels = [slot(split, 0), slot(split, 1)];
+      const heard: string[] = [];
+      const listeners = up.map((s) => s.client());
+      for (const l of listeners) l.on('message', (_channel: string, message: string) => heard.push(message));
+      await Promise.all(listeners.map(async (l) => l.connect().then(() => l.subscribe(...channels))));
+      up[0]!.set(channels[0]!, 'x', 60_000);
+      up[1]!.set(channels[1]!, 'y', 60_000);
+      expect(await redlock().tryAcquire(split, 60_000, { permits: 2 })).toBeNull();
+      await until(() => up[0]!.get(channels[1]!) === undefined && up[1]!.get(channels[0]!) === undefined, 'the grants are freed');
+      // A marker after the frees: a notice of theirs would have come before it.
+      const publishers = up.map((s) => s.client());
+      await Promise.all(publishers.map((p) => p.connect()));
+      await Promise.all(publishers.flatMap((p) => channels.map((c) => p.call('PUBLISH', c, 'marker'))));
+      await until(() => heard.length >= 4, 'the markers arrived');
+      expect(heard).toEqual(['marker', 'marker', 'marker', 'marker']);
+      await Promise.all([...listeners, ...publishers].map((l) => l.quit()));
     });
   });
 

@@ -1,12 +1,14 @@
 /**
  * Semaphores on 5 real redis-server processes: at most N holders, a permit freed by release
- * or expiry, nodes that disagree on the free slot, and the bound with a minority of nodes
+ * or expiry, nodes that disagree on the free slot, contended attempts that agree on the
+ * arbiter's slot, failed attempts that wake nobody, and the bound with a minority of nodes
  * killed, paused or restarted empty.
  */
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError, LockNotAcquiredError, RedlockArgumentError, type Redlock } from '@redlock-nest/core';
 import { DEFAULT_PREFIX, rejection, uniqueResource, until, useFixture } from './helpers.js';
 import { heal, hold, inject, maxOverlap, type Fault, type Interval } from './intervals.js';
+import { arbiterOf } from '../../packages/core/src/rounds/arbiter-round.js';
 
 const slot = (resource: string, i: number): string => `${DEFAULT_PREFIX}semaphore:${resource}:${i}`;
 const tick = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -94,6 +96,60 @@ describe('semaphore', () => {
     await until(async () => (await scripts()) >= before + 2, 'node 3 answered the attempt');
     // ...and no slot is held there by the failed attempt's token.
     await until(async () => (await fx.node(3).get(slot(resource, 1))) === null, 'the late grant on node 3 is freed');
+  });
+
+  it('under contention asks the arbiter first, then the other nodes for the slot the arbiter granted', async () => {
+    // A node timeout far beyond the test: the waits below keep the semaphore's channels subscribed (contended).
+    const redlock = fx.redlock({ nodeTimeoutMs: 5_000 });
+    const resource = uniqueResource('sem-arbiter');
+    const permits = 32;
+    const arbiter = arbiterOf(redlock.nodes, slot(resource, 0), Infinity);
+    const slots = Array.from({ length: permits }, (_, s) => slot(resource, s));
+    await Promise.all(ALL.map((i) => Promise.all(slots.map((key) => fx.node(i).set(key, 'x', 'PX', 60_000)))));
+    // A full semaphore: this acquisition waits once, so the next one of this Redlock counts as contended.
+    const full = await rejection(redlock.acquire(resource, 60_000, { permits, retry: { retries: 1, delayMs: 1, jitterMs: 0 } }));
+    expect(full).toBeInstanceOf(LockNotAcquiredError);
+    // The arbiter has slot 0 free only; the other nodes have every slot free. Asked all at once from a
+    // random slot, those would grant that slot (a quorum of it, 31 times in 32); asked for the arbiter's slot, they grant 0.
+    await fx.node(arbiter).del(slots[0]!);
+    await Promise.all(ALL.filter((i) => i !== arbiter).map((i) => fx.node(i).del(...slots)));
+    const lock = await redlock.acquire(resource, 60_000, { permits });
+    expect(lock.keys).toEqual([slots[0]]);
+    await until(
+      async () => (await Promise.all(ALL.map((i) => fx.node(i).get(slots[0]!)))).every((v) => v === lock.value),
+      'every node granted slot 0',
+    );
+    // No other slot was taken anywhere (the other nodes were asked for slot 0 alone).
+    const others = await Promise.all(ALL.map((i) => Promise.all(slots.slice(1).map((key) => fx.node(i).get(key)))));
+    expect(others.flat().filter((v) => v === lock.value)).toEqual([]);
+    await lock.release();
+  });
+
+  it('frees the slots of a failed attempt without a release notice', async () => {
+    const redlock = fx.redlock();
+    const resource = uniqueResource('sem-quiet');
+    const channels = [slot(resource, 0), slot(resource, 1)];
+    // Slot 0 taken on nodes 0-2, slot 1 on nodes 2-4: nodes 0-1 grant slot 1, nodes 3-4 slot 0, no quorum of either.
+    await Promise.all([0, 1, 2].map((i) => fx.node(i).set(channels[0]!, 'x', 'PX', 60_000)));
+    await Promise.all([2, 3, 4].map((i) => fx.node(i).set(channels[1]!, 'y', 'PX', 60_000)));
+    const heard: string[] = [];
+    const listeners = [0, 1, 3, 4].map((i) => {
+      const sub = fx.client(i);
+      sub.on('message', (channel: string, message: string) => heard.push(`${i} ${channel} ${message}`));
+      return sub;
+    });
+    await Promise.all(listeners.map(async (sub) => sub.connect().then(() => sub.subscribe(...channels))));
+    expect(await redlock.tryAcquire(resource, 60_000, { permits: 2 })).toBeNull();
+    await until(
+      async () =>
+        (await Promise.all([0, 1].map((i) => fx.node(i).get(channels[1]!)))).every((v) => v === null) &&
+        (await Promise.all([3, 4].map((i) => fx.node(i).get(channels[0]!)))).every((v) => v === null),
+      'the partial grants are freed',
+    );
+    // A marker after the frees, on the same channels: a notice of theirs would have come before it.
+    await Promise.all([0, 1, 3, 4].map((i) => Promise.all(channels.map((c) => fx.node(i).publish(c, 'marker')))));
+    await until(() => heard.filter((h) => h.endsWith(' marker')).length === 8, 'the markers arrived');
+    expect(heard.filter((h) => !h.endsWith(' marker'))).toEqual([]);
   });
 
   it('refuses bad permits, fencing, a mode and several resources, naming the fix', async () => {

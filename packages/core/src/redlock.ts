@@ -85,7 +85,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
   /** @internal */ readonly active = new Set<Lock>();
   /** Attempts under way: close() lets them finish, so a lock they win is released, not leaked. */
   private readonly attempting = new Set<Promise<unknown>>();
-  private readonly contention = contentionHints(() => ({ restarts: this.restarts, notices: this.releaseNotices }));
+  /** @internal */ readonly contention = contentionHints(() => ({ restarts: this.restarts, notices: this.releaseNotices }));
   /** @internal */ readonly ops: LockOperations;
   private readonly independence: IndependenceWatch;
   private closing: Promise<void> | undefined;
@@ -608,6 +608,11 @@ export class Redlock extends RedlockEmitter implements LockEngine {
 
   /** @internal */ fencingContext(timeoutMs: number): FencingContext {
     return { nodes: this.nodes, quorum: this.quorum, timeoutMs };
+  }
+
+  /** @internal Whether waiters of this instance listened for `key`'s releases lately (see ReleaseNotifier.contended). */
+  contended(key: string): boolean {
+    return this.releaseNotices.contended(key);
   }
 
   /** @internal A node's grant, unless the restart rule keeps that node out of quorums for now. */

@@ -8,7 +8,8 @@ import type { NodeOutcome } from '../errors/node-outcome.js';
 import { labelLock, type PrimitiveLabel } from './primitive-label.js';
 import type { ResolvedRedlockOptions } from '../options/options.js';
 import type { RestartRule } from '../safety/restart-rule.js';
-import { runRound, type ParsedReply, type RoundResult } from '../rounds/round.js';
+import { runRound, type ParsedReply, type RoundOptions, type RoundResult } from '../rounds/round.js';
+import { acquireRound, stoppedAtArbiter, type ContentionHints } from '../rounds/arbiter-round.js';
 
 /**
  * What read-write locks and semaphores need of their Redlock: its nodes, quorum, the restart
@@ -26,6 +27,10 @@ export interface PrimitiveHost {
   readonly restarts: RestartRule | undefined;
   readonly active: Set<Lock>;
   readonly ops: LockOperations;
+  /** Node health for picking an arbiter, and whom to tell which one was picked (arbiter-round.ts). */
+  readonly contention: ContentionHints;
+  /** Whether waiters of this process listened for `key`'s releases lately: it is contended. */
+  contended(key: string): boolean;
   counted(node: LockNode, sent: Promise<unknown>): Promise<unknown>;
   drift(ttlMs: number): number;
   nodeTimeout(ttlMs: number): number;
@@ -40,6 +45,15 @@ export interface PrimitiveAttempt {
    */
   readonly token?: string;
   send(node: LockNode): Promise<unknown>;
+  /**
+   * Under contention: the key whose arbiter node is asked first (with `send`), and the command
+   * the other nodes then get for what it granted (see arbitratedRound). Undefined: every node at once.
+   */
+  readonly arbiter?: {
+    readonly key: string;
+    readonly hints: ContentionHints;
+    follow(granted: readonly string[] | undefined): (node: LockNode) => Promise<unknown>;
+  };
   parse(reply: unknown): ParsedReply<string[]>;
   /** A node that answered after the round resolved (a semaphore frees a slot it does not keep). */
   late?(index: number, outcome: NodeOutcome, value: readonly string[] | undefined): void;
@@ -97,18 +111,22 @@ export async function attemptPrimitive(
     attempt.late?.(index, outcome, value);
     catchUp?.late(index, outcome, value);
   };
-  const raw = await runRound(
-    host.nodes,
-    (node) => host.counted(node, attempt.send(node)),
-    (reply) => attempt.parse(reply),
-    {
-      quorum: host.quorum,
-      timeoutMs,
-      early: attempt.decided === undefined,
-      late,
-      ...(attempt.decided ? { decided: attempt.decided.bind(attempt) } : {}),
-    },
-  );
+  const send = (node: LockNode): Promise<unknown> => host.counted(node, attempt.send(node));
+  const parse = (reply: unknown): ParsedReply<string[]> => attempt.parse(reply);
+  const options: RoundOptions<string[]> = {
+    quorum: host.quorum,
+    timeoutMs,
+    early: attempt.decided === undefined,
+    late,
+    ...(attempt.decided ? { decided: attempt.decided.bind(attempt) } : {}),
+  };
+  const arbiter = attempt.arbiter;
+  const raw = arbiter
+    ? await acquireRound(host.nodes, send, parse, options, arbiter.key, arbiter.hints, (granted) => {
+        const follow = arbiter.follow(granted);
+        return (node) => host.counted(node, follow(node));
+      })
+    : await runRound(host.nodes, send, parse, options);
   const round = attempt.settle ? attempt.settle(raw) : raw;
   const { failure, fencingTokens, expiresAtMono } = await settleGrant(
     host,
@@ -118,7 +136,8 @@ export async function attemptPrimitive(
     `${kind.label} lock`,
   );
   if (failure) {
-    await attempt.releasePartial(round.outcomes);
+    // Lost at the arbiter: nothing was sent elsewhere, and the arbiter refused.
+    if (!stoppedAtArbiter(raw)) await attempt.releasePartial(round.outcomes);
     return failure;
   }
   attempt.won?.(round.outcomes);

@@ -10,10 +10,12 @@ import { RedlockArgumentError } from '../errors/errors.js';
 import { newOwnerToken } from '../lock/owner-token.js';
 import type { KeyNames } from '../nodes/hash-slot.js';
 import type { LockOperations } from '../lock/lock.js';
+import type { LockNode } from '../nodes/lock-node.js';
 import type { NodeOutcome } from '../errors/node-outcome.js';
 import type { PrimitiveAttempt, PrimitiveHost, PrimitiveKind } from './primitive-attempt.js';
+import type { ContentionHints } from '../rounds/arbiter-round.js';
 import type { RoundResult } from '../rounds/round.js';
-import { releaseOnNode, releasePartialHolds } from '../scripts/release.js';
+import { releasePartialHolds, releaseQuietlyOnNode } from '../scripts/release.js';
 import { parseSemaphoreReply, semaphoreAcquireOnNode } from '../scripts/semaphore.js';
 
 /**
@@ -66,6 +68,13 @@ export function keepOneSlot(round: RoundResult<string[]>): { round: RoundResult<
 export function semaphoreKind(host: PrimitiveHost, resource: string, permits: number): PrimitiveKind {
   const slotKeys = semaphoreKeys(host.keyNames, resource, permits);
   const ops: LockOperations = { ...host.ops, fence: refuseFence };
+  // Waiters listen on every slot's channel: the arbiter's notice alone wakes one on each (see ReleaseNotifier.preferNode).
+  const hints: ContentionHints = {
+    usable: host.contention.usable,
+    chose: (_key, node) => {
+      for (const key of slotKeys) host.contention.chose(key, node);
+    },
+  };
   let attempts = 0;
   return {
     label: 'semaphore',
@@ -74,8 +83,16 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
     fenceKeys: undefined,
     ops,
     start: (acquisitionToken, ttlMs): PrimitiveAttempt => {
+      const attempt = ++attempts;
       // A retry means the semaphore was full: scan at once instead of trying one slot first.
-      const tryFirstSlot = attempts++ === 0;
+      const tryFirstSlot = attempt === 1;
+      // Under contention the key's arbiter is asked first, then the others for the SAME slot (see
+      // arbiter-round.ts): contenders asking every node at once got different slots from different
+      // nodes, none reached a quorum of one slot, and with a minority of nodes paused each held its
+      // partial slots until they timed out, then all retried into the same split (a livelock). Every
+      // third attempt asks all nodes, as for the mutex: an arbiter that missed a release (its slots
+      // stale until their TTL) must not block waiters that a majority would grant.
+      const arbitrated = attempt % 3 !== 0 && (attempt > 1 || host.contended(slotKeys[0]!));
       // A token per attempt. A failed attempt frees the grants that reach it late, and such a free
       // can be written after the next attempt's commands on that node: under the acquisition's one
       // token it would delete the retry's grant of the same slot, and the retry would count a node
@@ -88,8 +105,10 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
       let failed = false;
       // Late grants seen before the round was settled (their replies can be read in the same tick).
       let early: Array<[number, number]> | undefined = [];
+      // Slots this attempt does not keep were never a permit (no quorum held them): freed without a
+      // release notice, which would wake every waiting process for nothing (only a holder's release wakes).
       const free = (index: number, slot: number): void => {
-        releaseOnNode(host.nodes[index]!, [slotKeys[slot]!], token).catch(() => undefined);
+        releaseQuietlyOnNode(host.nodes[index]!, [slotKeys[slot]!], token).catch(() => undefined);
       };
       // The round is decided once one slot has a quorum, or no slot can still reach one.
       const votes = new Map<number, number>();
@@ -103,7 +122,19 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
       };
       return {
         token,
-        send: (node) => semaphoreAcquireOnNode(node, slotKeys, token, ttlMs, first, tryFirstSlot),
+        send: (node) => semaphoreAcquireOnNode(node, slotKeys, token, ttlMs, first, tryFirstSlot ? 'try-first' : 'scan'),
+        ...(arbitrated
+          ? {
+              arbiter: {
+                key: slotKeys[0]!,
+                hints,
+                follow: (granted: readonly string[] | undefined) => {
+                  const slot = Number(granted?.[0] ?? first);
+                  return (node: LockNode) => semaphoreAcquireOnNode(node, slotKeys, token, ttlMs, slot, 'only');
+                },
+              },
+            }
+          : {}),
         decided,
         parse: parseSemaphoreReply,
         settle: (raw) => {
@@ -126,7 +157,7 @@ export function semaphoreKind(host: PrimitiveHost, resource: string, permits: nu
         lockKeys: () => [slotKeys[kept!]!],
         releasePartial: (outcomes) => {
           failed = true;
-          return releasePartialHolds(host.nodes, outcomes, slotKeys, token);
+          return releasePartialHolds(host.nodes, outcomes, slotKeys, token, releaseQuietlyOnNode);
         },
       };
     },

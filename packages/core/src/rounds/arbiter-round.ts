@@ -80,6 +80,10 @@ export function arbiterOf(nodes: readonly LockNode[], key: string, timeoutMs: nu
  *
  * If the arbiter does not grant or deny (error, timeout), the round falls back to asking
  * every node at once.
+ *
+ * `follow`, when given, makes the command the others get from what the arbiter granted (a
+ * semaphore: the same slot, so contenders agree on the slot they fight for). Every `ok` of
+ * theirs then means the same grant: that rest round counts them plainly (`early`, no `decided`).
  */
 export async function arbitratedRound<T>(
   nodes: readonly LockNode[],
@@ -87,6 +91,7 @@ export async function arbitratedRound<T>(
   send: (node: LockNode) => Promise<unknown>,
   parse: (reply: unknown) => ParsedReply<T>,
   options: RoundOptions<T>,
+  follow?: (granted: T | undefined) => (node: LockNode) => Promise<unknown>,
 ): Promise<RoundResult<T>> {
   const first = nodes[arbiter]!;
   const others = nodes.filter((_, i) => i !== arbiter);
@@ -114,11 +119,14 @@ export async function arbitratedRound<T>(
   }
   // Index in `nodes` of the i-th of `others`.
   const full = (i: number): number => (i < arbiter ? i : i + 1);
-  const rest = await runRound(others, send, parse, {
+  const restOptions: RoundOptions<T> = {
     ...options,
     quorum: options.quorum - 1,
     ...(late ? { late: (i: number, outcome: NodeOutcome, value: T | undefined) => late(full(i), outcome, value) } : {}),
-  });
+  };
+  const rest = follow
+    ? await runRound(others, follow(head.values[0]), parse, plainCount(restOptions))
+    : await runRound(others, send, parse, restOptions);
   const outcomes: NodeOutcome[] = [];
   const values = new Array<T | undefined>(nodes.length);
   for (let i = 0; i < nodes.length; i++) {
@@ -132,6 +140,11 @@ export async function arbitratedRound<T>(
     }
   }
   return { outcomes, values, ok: rest.ok + 1, sentAt: head.sentAt };
+}
+
+/** `options` without a `decided` rule, resolving as soon as the count of `ok`s settles the round. */
+function plainCount<T>({ decided: _decided, ...options }: RoundOptions<T>): RoundOptions<T> {
+  return { ...options, early: true };
 }
 
 /** What the hints read from their Redlock: its restart rule and its release notices. */
@@ -158,7 +171,7 @@ export interface ContentionHints {
 
 /**
  * An acquire round: arbitrated when `contendedKey` is set (a retry, or a key that saw waiters
- * lately) and a usable arbiter exists, else every node at once.
+ * lately) and a usable arbiter exists, else every node at once. `follow`: see arbitratedRound.
  */
 export function acquireRound<T>(
   nodes: readonly LockNode[],
@@ -167,9 +180,10 @@ export function acquireRound<T>(
   options: RoundOptions<T>,
   contendedKey: string | undefined,
   hints: ContentionHints,
+  follow?: (granted: T | undefined) => (node: LockNode) => Promise<unknown>,
 ): Promise<RoundResult<T>> {
   const arbiter = contendedKey === undefined ? -1 : arbiterOf(nodes, contendedKey, options.timeoutMs, hints.usable);
   if (arbiter < 0) return runRound(nodes, send, parse, options);
   hints.chose(contendedKey!, arbiter);
-  return arbitratedRound(nodes, arbiter, send, parse, options);
+  return arbitratedRound(nodes, arbiter, send, parse, options, follow);
 }

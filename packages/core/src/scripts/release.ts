@@ -43,12 +43,39 @@ end
 return released`,
 );
 
+/**
+ * Owner-checked delete that publishes nothing: a failed attempt giving back what it was granted
+ * (a semaphore's partial slots). Its notice would wake every waiting process for a permit that
+ * was never usable (no quorum held it), and their attempts would split the nodes again; a real
+ * release of a granted permit still publishes (RELEASE_SCRIPT).
+ *
+ * KEYS: keys; ARGV: owner token. Returns how many keys were deleted.
+ */
+export const RELEASE_QUIET_SCRIPT = defineScript(
+  'release-quiet',
+  `local released = 0
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+    released = released + 1
+  end
+end
+return released`,
+);
+
 /** Sends the release script to one node. */
 export function releaseOnNode(node: LockNode, keys: readonly string[], token: string): Promise<unknown> {
   if (!isClusterClient(node.client)) return node.run(RELEASE_SCRIPT, keys, [token]);
   if (keys.length === 1) return node.run(RELEASE_SHARDED_SCRIPT, keys, [token]);
   // A Redis Cluster node runs it per slot: the keys released over all slots.
   const sent = slotGroups(keys, 1).map((g) => node.run(RELEASE_SHARDED_SCRIPT, g.keys, [token]));
+  return Promise.all(sent).then((counts) => counts.reduce<number>((sum, c) => sum + Number(c), 0));
+}
+
+/** Sends the quiet release (no notice, see RELEASE_QUIET_SCRIPT) to one node; on a Redis Cluster node, per slot. */
+export function releaseQuietlyOnNode(node: LockNode, keys: readonly string[], token: string): Promise<unknown> {
+  if (!isClusterClient(node.client) || keys.length === 1) return node.run(RELEASE_QUIET_SCRIPT, keys, [token]);
+  const sent = slotGroups(keys, 1).map((g) => node.run(RELEASE_QUIET_SCRIPT, g.keys, [token]));
   return Promise.all(sent).then((counts) => counts.reduce<number>((sum, c) => sum + Number(c), 0));
 }
 
@@ -68,18 +95,19 @@ export function parseReleaseReply(reply: unknown): ParsedReply<number> {
  * (TRYAGAIN) or re-sent after NOSCRIPT on a master that never ran the script can land after a
  * later one, and a late release of this token would delete the next attempt's grant (same token)
  * while its holder works. The returned promise settles once the cluster nodes' releases did: the
- * next attempt waits for it.
+ * next attempt waits for it. `release` sends it (a semaphore's: without a notice, see releaseQuietlyOnNode).
  */
 export function releasePartialHolds(
   nodes: readonly LockNode[],
   outcomes: readonly NodeOutcome[],
   keys: readonly string[],
   token: string,
+  release: (node: LockNode, keys: readonly string[], token: string) => Promise<unknown> = releaseOnNode,
 ): Promise<void> {
   const ordered: Array<Promise<unknown>> = [];
   for (let i = 0; i < nodes.length; i++) {
     if (outcomes[i]!.status === 'held') continue;
-    const sent = releaseOnNode(nodes[i]!, keys, token).catch(() => undefined);
+    const sent = release(nodes[i]!, keys, token).catch(() => undefined);
     if (isClusterClient(nodes[i]!.client)) ordered.push(sent);
   }
   return ordered.length === 0 ? Promise.resolve() : Promise.all(ordered).then(() => undefined);

@@ -10,17 +10,20 @@ import type { ParsedReply } from '../rounds/round.js';
  * The scan starts at a slot the caller picked at random for this attempt and is the same
  * on every node: nodes in the same state pick the same slot, and concurrent acquirers
  * usually start at different slots. A slot already holding our token (a retry after a
- * lost reply) is taken again.
+ * lost reply) is taken again. With a count of 1 only the first slot is tried: the other
+ * nodes of an arbitrated attempt are asked for the very slot its arbiter granted.
  *
- * KEYS: the N slot keys; ARGV: owner token, ttl ms, first slot to try (0-based)
- * Returns {1, slot} when a slot was set, {0, smallest pttl of the slots} when all are held.
+ * KEYS: the N slot keys; ARGV: owner token, ttl ms, first slot to try (0-based), how many
+ * slots to try from there (optional, default all N).
+ * Returns {1, slot} when a slot was set, {0, smallest pttl of the slots tried} when all are held.
  */
 export const SEMAPHORE_ACQUIRE_SCRIPT = defineScript(
   'semaphore',
   `local n = #KEYS
 local first = tonumber(ARGV[3])
+local count = tonumber(ARGV[4]) or n
 local free = nil
-for j = 0, n - 1 do
+for j = 0, count - 1 do
   local i = (first + j) % n + 1
   local holder = redis.call('GET', KEYS[i])
   if holder == ARGV[1] then
@@ -34,36 +37,44 @@ if free then
   return {1, free - 1}
 end
 local soonest = -1
-for i = 1, n do
-  local pttl = redis.call('PTTL', KEYS[i])
+for j = 0, count - 1 do
+  local pttl = redis.call('PTTL', KEYS[(first + j) % n + 1])
   if pttl > 0 and (soonest < 0 or pttl < soonest) then soonest = pttl end
 end
 return {0, soonest}`,
 );
 
 /**
- * Sends the permit acquisition to one node. On an acquisition's first attempt (`tryFirstSlot`),
- * the slot picked first is tried with a plain `SET NX` (no Lua: the common case while the
- * semaphore is not full, as for the mutex); only when it is taken does the script scan the
- * others (it also takes a slot already holding our token, which `SET NX` refuses). Retries,
- * which mean the semaphore was full, scan at once.
+ * What one node is asked for a permit:
+ * - `try-first`: the slot picked first with a plain `SET NX` (no Lua: the common case while the
+ *   semaphore is not full, as for the mutex); only when it is taken does the script scan the
+ *   others (it also takes a slot already holding our token, which `SET NX` refuses). An
+ *   acquisition's first attempt.
+ * - `scan`: the script at once (retries, which mean the semaphore was full).
+ * - `only`: that one slot (`SET NX`, then the script on that slot alone when refused, for our own
+ *   token or the holder's PTTL): the other nodes of an arbitrated attempt, asked for the slot
+ *   the arbiter granted.
  */
+export type SlotRequest = 'try-first' | 'scan' | 'only';
+
+/** Sends the permit acquisition to one node (see {@link SlotRequest}). */
 export function semaphoreAcquireOnNode(
   node: LockNode,
   slotKeys: readonly string[],
   token: string,
   ttlMs: number,
   first: number,
-  tryFirstSlot: boolean,
+  request: SlotRequest,
 ): Promise<unknown> {
   // With replicaSync, a grant counts once replicas confirmed it (WAIT; every slot key is in the resource's slot).
   // One exchange: the scan (and a WAIT) are the round's follow-ups, not new commands the node is late on.
   const x = node.exchange();
-  if (!tryFirstSlot) return synced(node, slotKeys[0]!, x.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]), granted, x);
+  if (request === 'scan') return synced(node, slotKeys[0]!, x.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first]), granted, x);
   const key = slotKeys[first]!;
+  const args = request === 'only' ? [token, ttlMs, first, 1] : [token, ttlMs, first];
   const sent = x
     .call((client) => client.set(key, token, 'PX', ttlMs, 'NX'))
-    .then((reply) => (reply === 'OK' ? [1, first] : x.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, [token, ttlMs, first])));
+    .then((reply) => (reply === 'OK' ? [1, first] : x.run(SEMAPHORE_ACQUIRE_SCRIPT, slotKeys, args)));
   return synced(node, key, sent, granted, x);
 }
 

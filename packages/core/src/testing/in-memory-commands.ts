@@ -13,7 +13,7 @@ import { ACQUIRE_SCRIPT, RECLAIM_SCRIPT } from '../scripts/acquire.js';
 import { EXTEND_SCRIPT } from '../scripts/extend.js';
 import { FENCE_HELD_SCRIPT } from '../scripts/fence-held.js';
 import { FENCE_RAISE_SCRIPT } from '../scripts/fence-raise.js';
-import { RELEASE_SCRIPT } from '../scripts/release.js';
+import { RELEASE_QUIET_SCRIPT, RELEASE_SCRIPT } from '../scripts/release.js';
 import { primitiveScripts } from './in-memory-primitives.js';
 import { readWriteScripts } from './in-memory-read-write.js';
 import { SortedSet } from './in-memory-sorted-set.js';
@@ -261,6 +261,19 @@ const implementations: ReadonlyArray<readonly [LuaScript, ScriptImpl]> = [
         if (ctx.keys.get(key) === token) {
           ctx.keys.del(key);
           ctx.publish(key, '1');
+          released++;
+        }
+      }
+      return released;
+    },
+  ],
+  [
+    RELEASE_QUIET_SCRIPT,
+    (ctx, keys, [token]) => {
+      let released = 0;
+      for (const key of keys) {
+        if (ctx.keys.get(key) === token) {
+          ctx.keys.del(key);
           released++;
         }
       }

@@ -57,13 +57,17 @@ function processOf(waiter: string): string {
   return colon < 0 ? waiter : waiter.slice(0, colon);
 }
 
-/** KEYS: the N slot keys; ARGV: token, ttl, first slot (0-based). */
-const semaphoreAcquire: PrimitiveScript = (ctx, slots, [token, ttl, firstArg]) => {
+/** KEYS: the N slot keys; ARGV: token, ttl, first slot (0-based), how many slots to try (default all). */
+const semaphoreAcquire: PrimitiveScript = (ctx, slots, [token, ttl, firstArg, countArg]) => {
   const n = slots.length;
   const first = Number(firstArg);
+  // `tonumber(ARGV[4]) or n`: absent (or not a number) means every slot.
+  const count = countArg === undefined || Number.isNaN(Number(countArg)) ? n : Number(countArg);
+  // Lua's % is floored: never negative.
+  const at = (j: number): number => (((first + j) % n) + n) % n;
   let free: number | undefined;
-  for (let j = 0; j < n; j++) {
-    const i = (((first + j) % n) + n) % n; // Lua's % is floored: never negative
+  for (let j = 0; j < count; j++) {
+    const i = at(j);
     const holder = ctx.keys.get(slots[i]!);
     if (holder === token) {
       free = i;
@@ -76,8 +80,8 @@ const semaphoreAcquire: PrimitiveScript = (ctx, slots, [token, ttl, firstArg]) =
     return [1, free];
   }
   let soonest = -1;
-  for (const slot of slots) {
-    const pttl = ctx.keys.pttl(slot);
+  for (let j = 0; j < count; j++) {
+    const pttl = ctx.keys.pttl(slots[at(j)]!);
     if (pttl > 0 && (soonest < 0 || pttl < soonest)) soonest = pttl;
   }
   return [0, soonest];
