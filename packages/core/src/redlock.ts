@@ -52,9 +52,10 @@ import { nodeScriptsOf, readPhaseChannels } from './primitives/read-write-lock.j
 import { extendOnNode, parseExtendReply } from './scripts/extend.js';
 import { parseReleaseReply } from './scripts/release.js';
 import { ReleaseNotifier } from './wakeups/release-notifier.js';
-import { isDenied, leaveQueueOnNode, passTurnOnNode, unlockOnNode, type WakeQueue } from './scripts/wake-queue.js';
-import { releaseOnNode } from './scripts/release.js';
+import { passTurnOnNode, type WakeQueue } from './scripts/wake-queue.js';
 import type { QueueFollowUp } from './scripts/acquire.js';
+import { AddressedWakeups } from './wakeups/addressed-wakeups.js';
+import { createLockContext, type LockContext } from './lock/lock-context.js';
 import { primitiveOf } from './primitives/primitive-label.js';
 import { RestartRule } from './safety/restart-rule.js';
 import { runWithLock } from './lock/watchdog.js';
@@ -101,8 +102,10 @@ export class Redlock extends RedlockEmitter implements LockEngine {
   readonly keyNames: KeyNames;
   /** @internal Local hand-offs of plain locks (lock-cohort.ts); undefined with `cohort: false`. */
   readonly cohorts: LockCohorts | undefined;
-  /** See {@link wakeQueue}. */
-  private queueSettings: WakeQueue | undefined;
+  /** @internal Addressed wake-ups of plain locks: where this process queues for a key and is woken. */
+  readonly wakeups: AddressedWakeups;
+  /** @internal What every round of this instance reads (lock-context.ts): attempts get this, never the Redlock. */
+  readonly context: LockContext;
 
   constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
     super();
@@ -143,7 +146,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     const byNotice = this.waitForRetry === Redlock.prototype.waitForRetry;
     const names = this.keyNames;
     const lockPrefix = names.lock('');
-    this.queueSettings =
+    const queue: WakeQueue | undefined =
       byNotice && !names.tagged
         ? {
             id: newOwnerToken().slice(0, 16),
@@ -151,7 +154,6 @@ export class Redlock extends RedlockEmitter implements LockEngine {
             waitersKey: (lockKey) => names.key('waiters', lockKey.slice(lockPrefix.length)),
           }
         : undefined;
-    const queue = this.queueSettings;
     // Linger past one attempt (acquire round + release of partial holds + fencing round),
     // so a retrying waiter finds its channel still subscribed.
     this.releaseNotices = new ReleaseNotifier(
@@ -174,11 +176,19 @@ export class Redlock extends RedlockEmitter implements LockEngine {
       },
     );
     this.fair = new FairQueue(created, this.quorum, this.options, this.keyNames);
+    const notices = this.releaseNotices;
+    this.wakeups = new AddressedWakeups(queue, {
+      nodes: created,
+      notices,
+      nodeTimeoutMs: this.options.nodeTimeoutMs,
+      onWarning: this.options.onWarning,
+      usable: this.contention.usable,
+    });
     // A Lock that handed its keys over must never reach them again (its token is the new holder's).
     const stale = (lock: Lock): LockLostError | undefined => this.cohorts?.refuse(lock);
     const fencing = (): FencingContext => ({
-      ...this.fencingContext(this.options.nodeTimeoutMs),
-      counted: (n, sent) => this.counted(n, sent),
+      ...this.context.fencingContext(this.options.nodeTimeoutMs),
+      counted: (n, sent) => this.context.counted(n, sent),
     });
     this.ops = {
       extend: (lock, ttlMs) => {
@@ -205,8 +215,19 @@ export class Redlock extends RedlockEmitter implements LockEngine {
         this.telemetry.observeLost(lock, error);
       },
     };
+    this.context = createLockContext({
+      nodes: created,
+      quorum: this.quorum,
+      options: this.options,
+      keyNames: this.keyNames,
+      restarts: this.restarts,
+      active: this.active,
+      ops: this.ops,
+      contention: this.contention,
+      contended: (key) => notices.contended(key),
+    });
     const cohorts = this.options.cohort
-      ? newCohorts(this, this.options.cohort, fencing, this.releaseNotices, byNotice, () => this.wakeQueue)
+      ? newCohorts(this.context, this.options.cohort, fencing, notices, byNotice, () => this.wakeups.queue)
       : undefined;
     this.cohorts = cohorts;
     if (cohorts) this.releaseNotices.turnDelay = (key) => cohorts.turnDelay(key);
@@ -235,7 +256,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     checkTtl(ttlMs);
     this.checkValidity(ttlMs);
     const retry = resolveRetry(opts.retry, this.options.retry, 'options.retry');
-    const kind = primitiveFor(this, resources, opts, retry); // read/write lock or semaphore (primitive-kind.ts)
+    const kind = primitiveFor(this.context, resources, opts, retry); // read/write lock or semaphore (primitive-kind.ts)
     this.assertOpen();
     if (this.options.checkIndependence) await this.checkIndependence();
     // Events and spans: no probe (no cost) when nobody listens and nothing records.
@@ -270,7 +291,8 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     // Addressed wake-ups: a plain lock of one resource queues its process on the key's arbiter.
     // Only an acquisition that may wait queues (tryAcquire does not).
     const mayWait = retry !== false && (retry.retries > 0 || opts.timeoutMs !== undefined);
-    const followUp = this.wakeQueue && mayWait && !kind && !fair && keys.length === 1 ? this.queueFollowUp(keys[0]!) : undefined;
+    const wakeups = this.wakeups;
+    const followUp = wakeups.queue && mayWait && !kind && !fair && keys.length === 1 ? wakeups.followUp(keys[0]!) : undefined;
     const acquired = runAcquireLoop({
       resources,
       opts,
@@ -286,7 +308,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
         const turn = followUp !== undefined && notices.lastTurn(keys);
         // A fair waiter attempts when the queue says so: no arbiter needed (nor wanted: the queue's round starts at node 0).
         const pending = kind
-          ? attemptPrimitive(this, kind, token, ttlMs)
+          ? attemptPrimitive(this.context, kind, token, ttlMs)
           : fair
             ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, undefined, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
             : // Every third attempt asks all nodes: an arbiter that missed a release (a minority node
@@ -316,7 +338,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     if (!followUp) return acquired;
     return acquired.catch(async (err: unknown) => {
       followUp.end();
-      await this.leaveQueue(keys[0]!);
+      await wakeups.leave(keys[0]!);
       throw err;
     });
   }
@@ -500,7 +522,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
       for (const lock of held) lock.lose('released');
       await Promise.all(held.map((lock) => lock.release()));
       this.restarts?.close();
-      await Promise.all(this.releaseNotices.queuedKeys().map((key) => this.leaveQueue(key)));
+      await this.wakeups.leaveAll();
       await Promise.all([this.releaseNotices.close(), this.fair.close(), ...this.nodes.map((node) => node.close())]);
     })();
     return this.closing;
@@ -539,98 +561,16 @@ export class Redlock extends RedlockEmitter implements LockEngine {
    * found unable to queue (then waiters wake by the key's release notices, as before).
    */
   get wakeQueue(): WakeQueue | undefined {
-    return this.queueSettings;
-  }
-
-  /** The ACL refused a wake-up script: back to release notices on the key, with one warning that names the fix. */
-  private queueDenied(err: unknown): void {
-    if (!this.queueSettings) return;
-    this.queueSettings = undefined;
-    const text = err instanceof Error ? err.message : String(err);
-    this.options.onWarning(
-      `the ACL user may not queue waiters (${text.slice(0, 120)}): waiters fall back to release notices on the key. Grant +zadd +zpopmin +zcard +zscore +zrem (docs/security.md).`,
-    );
-  }
-
-  /** How a plain lock's refused attempt on `key`'s arbiter queues this process (scripts/wake-queue.ts). */
-  private queueFollowUp(key: string): QueueFollowUp & { end(): void } {
-    const notices = this.releaseNotices;
-    // A key found free once is attempted again at once; found free again (the lock held on the
-    // other nodes, not on the arbiter), the process waits for its turn instead of spinning.
-    let freeInARow = 0;
-    let ended = false;
-    // A follow-up of an attempt still under way when its acquisition gave up lands after the leave:
-    // leave again, after it (same connection, so in order).
-    const queuedNow = (): void => {
-      notices.noteQueued(key);
-      if (ended) setImmediate(() => void this.leaveQueue(key));
-    };
-    return {
-      queue: this.wakeQueue!,
-      denied: (err) => this.queueDenied(err),
-      score: () => notices.queueScore(key),
-      queued: () => {
-        freeInARow = 0;
-        queuedNow();
-      },
-      free: () => {
-        queuedNow();
-        if (++freeInARow === 1) notices.noteFree(key);
-      },
-      requeue: () => {
-        queuedNow();
-        return notices.queueScore(key);
-      },
-      end: () => {
-        ended = true;
-      },
-    };
-  }
-
-  /** Takes this process out of `key`'s queue when no acquisition of its own waits there (scripts/wake-queue.ts). */
-  private async leaveQueue(key: string): Promise<void> {
-    const queue = this.wakeQueue;
-    if (!queue || !this.releaseNotices.leaveIfIdle(key)) return;
-    const arbiter = this.queueNode(key, this.options.nodeTimeoutMs);
-    // A node that does not answer keeps the entry until the queue's TTL: a hint, never the lock.
-    await (arbiter ? leaveQueueOnNode(arbiter, queue, key).catch(() => undefined) : undefined);
-  }
-
-  /** The node where `key`'s waiters queue (the arbiter of arbiter-round.ts), or undefined when none qualifies. */
-  private queueNode(key: string, timeoutMs: number): LockNode | undefined {
-    const i = arbiterOf(this.nodes, key, timeoutMs, this.contention.usable);
-    return i < 0 ? undefined : this.nodes[i];
+    return this.wakeups.queue;
   }
 
   private assertOpen(): void {
     if (this.closing) throw new RedlockClosedError();
   }
 
-  /** @internal */ fencingContext(timeoutMs: number): FencingContext {
-    return { nodes: this.nodes, quorum: this.quorum, timeoutMs };
-  }
-
-  /** @internal Whether waiters of this instance listened for `key`'s releases lately (see ReleaseNotifier.contended). */
-  contended(key: string): boolean {
-    return this.releaseNotices.contended(key);
-  }
-
-  /** @internal A node's grant, unless the restart rule keeps that node out of quorums for now. */
-  counted(node: LockNode, sent: Promise<unknown>): Promise<unknown> {
-    return this.restarts ? this.restarts.gate(node, sent) : sent;
-  }
-
-  /** @internal */ nodeTimeout(ttlMs: number): number {
-    return Math.max(1, Math.min(this.options.nodeTimeoutMs, Math.floor(ttlMs / 3)));
-  }
-
-  /** @internal */ drift(ttlMs: number): number {
-    return Math.floor(ttlMs * this.options.driftFactor) + this.options.driftConstantMs;
-  }
-
   /** A ttl the drift allowance eats entirely could never give a valid lock: a config error, not an outage. */
   private checkValidity(ttlMs: number): void {
-    checkTtlOverDrift(ttlMs, this.drift(ttlMs));
+    checkTtlOverDrift(ttlMs, this.context.drift(ttlMs));
   }
 
   /** One attempt of a plain lock (mutex-attempt.ts); `send` replaces the acquire script (a fair waiter's). */
@@ -646,7 +586,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     followUp?: QueueFollowUp,
   ): Promise<Lock | AttemptFailure> {
     const arbiterKey = contended ? keys[0] : undefined;
-    const result = await attemptMutex(this, {
+    const result = await attemptMutex(this.context, {
       resources,
       keys,
       fenceKeys,
@@ -656,7 +596,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
       contention: this.contention,
       mayHold,
       send,
-      ...(followUp ? { queue: { arbiter: this.queueNode(keys[0]!, this.nodeTimeout(ttlMs)), followUp } } : {}),
+      ...(followUp ? { queue: { arbiter: this.wakeups.node(keys[0]!, this.context.nodeTimeout(ttlMs)), followUp } } : {}),
     });
     if (result instanceof Lock) {
       if (followUp) this.releaseNotices.noteWon(keys[0]!);
@@ -670,15 +610,16 @@ export class Redlock extends RedlockEmitter implements LockEngine {
 
   private async extendLock(lock: Lock, ttlMs: number): Promise<readonly NodeOutcome[]> {
     this.checkValidity(ttlMs);
+    const ctx = this.context;
     const start = performance.now();
     this.restarts?.noteTtl(ttlMs);
     const round = await runRound(
       this.nodes,
-      (node) => this.counted(node, (nodeScriptsOf(lock)?.extend ?? extendOnNode)(node, lock.keys, lock.value, ttlMs)),
+      (node) => ctx.counted(node, (nodeScriptsOf(lock)?.extend ?? extendOnNode)(node, lock.keys, lock.value, ttlMs)),
       parseExtendReply,
-      { quorum: this.quorum, timeoutMs: this.nodeTimeout(ttlMs), early: true },
+      { quorum: this.quorum, timeoutMs: ctx.nodeTimeout(ttlMs), early: true },
     );
-    return settleExtend(lock, round, start + ttlMs - this.drift(ttlMs), this.quorum);
+    return settleExtend(lock, round, start + ttlMs - ctx.drift(ttlMs), this.quorum);
   }
 
   /**
@@ -696,23 +637,8 @@ export class Redlock extends RedlockEmitter implements LockEngine {
    * nodes only delete. Undefined for every other lock.
    */
   private addressedRelease(lock: Lock, waiting: number): ((node: LockNode) => Promise<unknown>) | undefined {
-    const queue = this.wakeQueue;
-    if (!queue || lock.keys.length !== 1 || primitiveOf(lock) !== undefined || this.fair.ticketOf(lock) !== undefined) return undefined;
-    const key = lock.keys[0]!;
-    const notices = this.releaseNotices;
-    // Its score was renewed when it won (noteWon): queued again, it goes behind those waiting now.
-    const requeueScore = waiting + notices.waitingFor(key) > 0 ? notices.queueScore(key) : undefined;
-    if (requeueScore !== undefined) notices.noteQueued(key);
-    const arbiter = this.queueNode(key, this.options.nodeTimeoutMs);
-    const wake = { queue, requeueScore };
-    return (node) =>
-      node !== arbiter
-        ? unlockOnNode(node, key, lock.value, undefined)
-        : unlockOnNode(node, key, lock.value, wake).catch((err: unknown) => {
-            if (!isDenied(err)) throw err;
-            this.queueDenied(err);
-            return releaseOnNode(node, lock.keys, lock.value);
-          });
+    if (lock.keys.length !== 1 || primitiveOf(lock) !== undefined || this.fair.ticketOf(lock) !== undefined) return undefined;
+    return this.wakeups.release(lock.keys[0]!, lock.value, waiting);
   }
 
   private async releaseLock(lock: Lock, waiting = 0): Promise<ReleaseResult> {

@@ -4,7 +4,7 @@ import { FenceCatchUp } from '../fencing/fencing.js';
 import { settleGrant } from '../fencing/grant-settle.js';
 import { Lock } from '../lock/lock.js';
 import type { LockNode } from '../nodes/lock-node.js';
-import type { PrimitiveHost } from '../primitives/primitive-attempt.js';
+import type { LockContext } from '../lock/lock-context.js';
 import { acquireOnNode, parseAcquireReply, type QueueFollowUp } from '../scripts/acquire.js';
 import { releasePartialHolds } from '../scripts/release.js';
 import { unlockOnNode } from '../scripts/wake-queue.js';
@@ -42,7 +42,7 @@ export interface MutexAttempt {
  * may have set; a won one is counted among the host's active locks.
  * @internal
  */
-export async function attemptMutex(host: PrimitiveHost, a: MutexAttempt): Promise<Lock | AttemptFailure> {
+export async function attemptMutex(host: LockContext, a: MutexAttempt): Promise<Lock | AttemptFailure> {
   const { resources, keys, fenceKeys, token, ttlMs, send } = a;
   const start = performance.now();
   const timeoutMs = host.nodeTimeout(ttlMs);

@@ -5,7 +5,7 @@ import { LockCohorts } from './lock-cohort.js';
 import type { LockNode } from '../nodes/lock-node.js';
 import type { ResolvedCohort } from '../options/options.js';
 import type { ReleaseNotifier } from '../wakeups/release-notifier.js';
-import type { PrimitiveHost } from '../primitives/primitive-attempt.js';
+import type { LockContext } from '../lock/lock-context.js';
 import { runRound } from '../rounds/round.js';
 import { extendOnNode, parseExtendReply } from '../scripts/extend.js';
 import { waitersOnNode, type WakeQueue } from '../scripts/wake-queue.js';
@@ -17,7 +17,7 @@ import { waitersOnNode, type WakeQueue } from '../scripts/wake-queue.js';
  * @internal
  */
 export async function extendHeldKeys(
-  host: PrimitiveHost,
+  host: LockContext,
   keys: readonly string[],
   value: string,
   ttlMs: number,
@@ -94,7 +94,7 @@ export async function othersQueued(nodes: readonly LockNode[], queue: WakeQueue,
  * @internal
  */
 export function newCohorts(
-  host: PrimitiveHost,
+  host: LockContext,
   bounds: ResolvedCohort,
   fencing: () => FencingContext,
   notices: Pick<ReleaseNotifier, 'subscribedOn' | 'wakeForHandoff'>,

@@ -1,41 +1,13 @@
 import type { AttemptFailure } from '../rounds/attempt-failure.js';
-import { FenceCatchUp, type FencingContext } from '../fencing/fencing.js';
-import type { KeyNames } from '../nodes/hash-slot.js';
+import { FenceCatchUp } from '../fencing/fencing.js';
 import { settleGrant } from '../fencing/grant-settle.js';
 import { Lock, type LockOperations } from '../lock/lock.js';
+import type { LockContext } from '../lock/lock-context.js';
 import type { LockNode } from '../nodes/lock-node.js';
 import type { NodeOutcome } from '../errors/node-outcome.js';
 import { labelLock, type PrimitiveLabel } from './primitive-label.js';
-import type { ResolvedRedlockOptions } from '../options/options.js';
-import type { RestartRule } from '../safety/restart-rule.js';
 import { runRound, type ParsedReply, type RoundOptions, type RoundResult } from '../rounds/round.js';
 import { acquireRound, stoppedAtArbiter, type ContentionHints } from '../rounds/arbiter-round.js';
-
-/**
- * What read-write locks and semaphores need of their Redlock: its nodes, quorum, the restart
- * rule's gate, the drift and timeout rules, and the lock operations (extend, release, events)
- * a held lock delegates to. The Redlock itself is passed; an interface keeps these files
- * free of an import of redlock.ts.
- * @internal
- */
-export interface PrimitiveHost {
-  readonly nodes: readonly LockNode[];
-  readonly quorum: number;
-  readonly options: ResolvedRedlockOptions;
-  /** Key names: every key of a primitive shares its resource's slot on Redis Cluster nodes. */
-  readonly keyNames: KeyNames;
-  readonly restarts: RestartRule | undefined;
-  readonly active: Set<Lock>;
-  readonly ops: LockOperations;
-  /** Node health for picking an arbiter, and whom to tell which one was picked (arbiter-round.ts). */
-  readonly contention: ContentionHints;
-  /** Whether waiters of this process listened for `key`'s releases lately: it is contended. */
-  contended(key: string): boolean;
-  counted(node: LockNode, sent: Promise<unknown>): Promise<unknown>;
-  drift(ttlMs: number): number;
-  nodeTimeout(ttlMs: number): number;
-  fencingContext(timeoutMs: number): FencingContext;
-}
 
 /** One attempt of a primitive: what is sent to each node and how the round is read. @internal */
 export interface PrimitiveAttempt {
@@ -96,7 +68,7 @@ export interface PrimitiveKind {
  * @internal
  */
 export async function attemptPrimitive(
-  host: PrimitiveHost,
+  host: LockContext,
   kind: PrimitiveKind,
   token: string,
   ttlMs: number,

@@ -1,6 +1,7 @@
 import { RedlockArgumentError } from '../errors/errors.js';
 import type { AcquireOptions, ResolvedRetry } from '../options/options.js';
-import type { PrimitiveHost, PrimitiveKind } from './primitive-attempt.js';
+import type { LockContext } from '../lock/lock-context.js';
+import type { PrimitiveKind } from './primitive-attempt.js';
 import { readWriteKind } from './read-write-lock.js';
 import { semaphoreKind } from './semaphore.js';
 
@@ -10,7 +11,7 @@ import { semaphoreKind } from './semaphore.js';
  * @internal
  */
 export function primitiveFor(
-  host: PrimitiveHost,
+  host: LockContext,
   resources: readonly string[],
   opts: AcquireOptions,
   retry: ResolvedRetry | false,

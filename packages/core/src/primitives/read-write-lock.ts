@@ -17,7 +17,8 @@ import type { KeyNames } from '../nodes/hash-slot.js';
 import type { Lock } from '../lock/lock.js';
 import type { LockNode } from '../nodes/lock-node.js';
 import type { NodeOutcome } from '../errors/node-outcome.js';
-import type { PrimitiveAttempt, PrimitiveHost, PrimitiveKind } from './primitive-attempt.js';
+import type { LockContext } from '../lock/lock-context.js';
+import type { PrimitiveAttempt, PrimitiveKind } from './primitive-attempt.js';
 import { extendOnNode } from '../scripts/extend.js';
 import { releasePartialHolds } from '../scripts/release.js';
 import { parseReadWriteReply, readAcquireOnNode, writeAcquireOnNode, type ReadWriteKeys } from '../scripts/read-write.js';
@@ -89,7 +90,7 @@ function refuseFence(): Promise<never> {
  * phase after the current writer), each registration a lease of `ttlMs`, renewed by every attempt.
  * @internal
  */
-export function readWriteKind(host: PrimitiveHost, mode: LockMode, resource: string, fencing: boolean, waits: boolean): PrimitiveKind {
+export function readWriteKind(host: LockContext, mode: LockMode, resource: string, fencing: boolean, waits: boolean): PrimitiveKind {
   const keys = readWriteKeys(host.keyNames, resource);
   const fenceKey = fencing ? host.keyNames.fence(resource) : undefined;
   const reading = mode === 'read';

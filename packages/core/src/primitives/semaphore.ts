@@ -12,7 +12,8 @@ import type { KeyNames } from '../nodes/hash-slot.js';
 import type { LockOperations } from '../lock/lock.js';
 import type { LockNode } from '../nodes/lock-node.js';
 import type { NodeOutcome } from '../errors/node-outcome.js';
-import type { PrimitiveAttempt, PrimitiveHost, PrimitiveKind } from './primitive-attempt.js';
+import type { LockContext } from '../lock/lock-context.js';
+import type { PrimitiveAttempt, PrimitiveKind } from './primitive-attempt.js';
 import type { ContentionHints } from '../rounds/arbiter-round.js';
 import type { RoundResult } from '../rounds/round.js';
 import { releasePartialHolds, releaseQuietlyOnNode } from '../scripts/release.js';
@@ -65,7 +66,7 @@ export function keepOneSlot(round: RoundResult<string[]>): { round: RoundResult<
  * One permit of the semaphore `resource` with `permits` permits.
  * @internal
  */
-export function semaphoreKind(host: PrimitiveHost, resource: string, permits: number): PrimitiveKind {
+export function semaphoreKind(host: LockContext, resource: string, permits: number): PrimitiveKind {
   const slotKeys = semaphoreKeys(host.keyNames, resource, permits);
   const ops: LockOperations = { ...host.ops, fence: refuseFence };
   // Waiters listen on every slot's channel: the arbiter's notice alone wakes one on each (see ReleaseNotifier.preferNode).
