@@ -6,6 +6,7 @@ export default {
   testMatch: ['**/*.test.ts'],
   moduleNameMapper: {
     '^@redlock-nest/(core|nestjs|etcd|redis-process)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@redlock-nest/core/(testing|operator|internal)$': '<rootDir>/packages/core/src/$1/index.ts',
     '^@redlock-nest/nestjs/(health|testing)$': '<rootDir>/packages/nestjs/src/$1/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
     // The one CommonJS source file (its own `require` for optional peers, in both builds).

@@ -15,7 +15,7 @@
  * Each fault ends once the cluster is healthy and the old master is a synced replica again, so
  * with `replicaSync` grants can count again; errors until then are the fault's.
  */
-import { hashSlot, hashTag } from '@redlock-nest/core';
+import { hashSlot, hashTag } from '@redlock-nest/core/internal';
 import type { RedisClusterMode, RedisServer } from '../../test/harness/redis-server.js';
 import type { ChaosConfig } from './config.js';
 import type { FaultEvent } from './history.js';

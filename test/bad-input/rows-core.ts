@@ -1,5 +1,4 @@
 import {
-  listLocks,
   LockLostError,
   NodeIndependenceError,
   QuorumUnavailableError,
@@ -7,6 +6,7 @@ import {
   RedlockArgumentError,
   RedlockClosedError,
 } from '@redlock-nest/core';
+import { listLocks } from '@redlock-nest/core/operator';
 import { Redis } from 'ioredis';
 import type { BadInputRow } from './row.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { hashSlot, hashTag, NodeIndependenceError, Redlock } from '@redlock-nest/core';
+import { NodeIndependenceError, Redlock } from '@redlock-nest/core';
+import { hashSlot, hashTag } from '@redlock-nest/core/internal';
 import type { ReleaseNotifier } from '../../packages/core/src/wakeups/release-notifier.js';
 import { CLIENT_KINDS } from '../core/helpers.js';
 import { rejection, uniqueResource, until } from '../harness/test-utils.js';

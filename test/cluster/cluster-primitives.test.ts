@@ -6,15 +6,8 @@
  * master of a resource's slot mid-run with replicaSync.
  */
 import { describe, expect, it } from '@jest/globals';
-import {
-  hashSlot,
-  hashTag,
-  LockNotAcquiredError,
-  QuorumUnavailableError,
-  type Lock,
-  type Redlock,
-  type RedlockOptions,
-} from '@redlock-nest/core';
+import { LockNotAcquiredError, QuorumUnavailableError, type Lock, type Redlock, type RedlockOptions } from '@redlock-nest/core';
+import { hashSlot, hashTag } from '@redlock-nest/core/internal';
 import { rejection, uniqueResource, until } from '../harness/test-utils.js';
 import { hold, maxOverlap, overlapsBetween, type Interval } from '../core/intervals.js';
 import { resourcesInDifferentSlots, useClusterFixture } from './helpers.js';

@@ -5,7 +5,8 @@
  * records what happened but asserts only what is guaranteed (the client follows the new master).
  */
 import { describe, expect, it } from '@jest/globals';
-import { hashSlot, hashTag, LockNotAcquiredError, QuorumUnavailableError, Redlock, type RedlockOptions } from '@redlock-nest/core';
+import { LockNotAcquiredError, QuorumUnavailableError, Redlock, type RedlockOptions } from '@redlock-nest/core';
+import { hashSlot, hashTag } from '@redlock-nest/core/internal';
 import { CLIENT_KINDS } from '../core/helpers.js';
 import { rejection, uniqueResource, until } from '../harness/test-utils.js';
 import { useClusterFixture, withSentinelSet } from './helpers.js';

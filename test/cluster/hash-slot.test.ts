@@ -1,6 +1,7 @@
 /** Slots and hash tags, checked against the Redis Cluster specification's examples (no server needed). */
 import { describe, expect, it } from '@jest/globals';
-import { hashSlot, hashTag, Redlock, RedlockArgumentError, type RedisNodeInput } from '@redlock-nest/core';
+import { Redlock, RedlockArgumentError, type RedisNodeInput } from '@redlock-nest/core';
+import { hashSlot, hashTag } from '@redlock-nest/core/internal';
 import { keyNames, type KeyKind } from '../../packages/core/src/nodes/hash-slot.js';
 import { readWriteKeys } from '../../packages/core/src/primitives/read-write-lock.js';
 import { semaphoreKeys } from '../../packages/core/src/primitives/semaphore.js';

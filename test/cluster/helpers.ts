@@ -6,7 +6,8 @@
 import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import { Cluster } from 'ioredis';
 import { createCluster } from 'redis';
-import { hashSlot, hashTag, Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
+import { Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
+import { hashSlot, hashTag } from '@redlock-nest/core/internal';
 import { uniqueResource } from '../harness/test-utils.js';
 import type { ClientKind } from '../core/helpers.js';
 import { RedisClusterMode, RedisSentinelSet } from '../harness/redis-server.js';

@@ -5,7 +5,8 @@
  * fencing tokens only grow.
  */
 import { describe, expect, it } from '@jest/globals';
-import { hashSlot, hashTag, type Redlock } from '@redlock-nest/core';
+import type { Redlock } from '@redlock-nest/core';
+import { hashSlot, hashTag } from '@redlock-nest/core/internal';
 import { CLIENT_KINDS } from '../core/helpers.js';
 import { uniqueResource } from '../harness/test-utils.js';
 import { useClusterFixture } from './helpers.js';

@@ -10,7 +10,7 @@ import {
   QuorumUnavailableError,
   RedlockArgumentError,
   RedlockClosedError,
-  type AcquiredEvent,
+  type RedlockEventMap,
   Redlock,
   type Lock,
 } from '@redlock-nest/core';
@@ -47,8 +47,8 @@ class ProbedRedlock extends Redlock {
   }
 }
 
-function recordAcquired(redlocks: readonly Redlock[]): Array<AcquiredEvent & { instance: number }> {
-  const seen: Array<AcquiredEvent & { instance: number }> = [];
+function recordAcquired(redlocks: readonly Redlock[]): Array<RedlockEventMap['acquired'] & { instance: number }> {
+  const seen: Array<RedlockEventMap['acquired'] & { instance: number }> = [];
   redlocks.forEach((r, instance) => r.on('acquired', (e) => seen.push({ ...e, instance })));
   return seen;
 }

@@ -6,7 +6,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
-import { failFastOptions, Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
+import { Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
+import { failFastOptions } from '@redlock-nest/core/internal';
 import { RedisCluster, type RedisServerOptions } from '../harness/redis-server.js';
 import { DEFAULT_PREFIX, lockKey, until } from '../harness/test-utils.js';
 

@@ -5,7 +5,6 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import {
-  InMemoryRedisServer,
   LockLostError,
   LockNotAcquiredError,
   QuorumUnavailableError,
@@ -14,6 +13,7 @@ import {
   StaleFencingTokenError,
   type RedlockOptions,
 } from '@redlock-nest/core';
+import { InMemoryRedisServer } from '@redlock-nest/core/testing';
 import { aborted, lockKey, rejection, uniqueResource, until } from '../harness/test-utils.js';
 
 describe('in-memory nodes under the core Redlock', () => {

@@ -5,7 +5,8 @@
  * two nodes left and every grant depends on both of them answering as Redis would.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { InMemoryRedisServer, LockNotAcquiredError, Redlock, type Lock, type RedlockOptions } from '@redlock-nest/core';
+import { LockNotAcquiredError, Redlock, type Lock, type RedlockOptions } from '@redlock-nest/core';
+import { InMemoryRedisServer } from '@redlock-nest/core/testing';
 import { hold, maxOverlap, overlapsBetween, type Interval } from './intervals.js';
 import { DEFAULT_PREFIX, lockKey, rejection, uniqueResource, until } from '../harness/test-utils.js';
 import { arbiterOf } from '../../packages/core/src/rounds/arbiter-round.js';

@@ -13,14 +13,8 @@
  * timeout) when issued, not when the tick's batch was written.
  */
 import { describe, expect, it } from '@jest/globals';
-import {
-  failFastOptions,
-  LockNotAcquiredError,
-  QuorumUnavailableError,
-  type AcquireOptions,
-  type Lock,
-  type Redlock,
-} from '@redlock-nest/core';
+import { LockNotAcquiredError, QuorumUnavailableError, type AcquireOptions, type Lock, type Redlock } from '@redlock-nest/core';
+import { failFastOptions } from '@redlock-nest/core/internal';
 import { Redis } from 'ioredis';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';

@@ -1,9 +1,9 @@
 /**
  * Type-checks documentation code blocks (test/docs/code-blocks.test.ts): each block becomes its
  * own module in a temporary directory whose `node_modules` is the repository's, so
- * `@redlock-nest/core`, `@redlock-nest/nestjs` and its `/health` and `/testing` subpaths resolve
- * through their package.json `exports` to the built `dist` and its declarations, exactly as in
- * a user's app. One TypeScript program checks them all, with the repository's compiler options
+ * `@redlock-nest/core` (and its `/testing`, `/operator` and `/internal` subpaths) and
+ * `@redlock-nest/nestjs` (and its `/health` and `/testing` subpaths) resolve through their
+ * package.json `exports` to the built `dist` and its declarations, exactly as in a user's app. One TypeScript program checks them all, with the repository's compiler options
  * (tsconfig.base.json: strict, nodenext, experimentalDecorators and emitDecoratorMetadata as
  * Nest needs) minus the unused-locals checks, which a snippet cannot satisfy.
  */

@@ -6,7 +6,7 @@
  * the two ways a real partition or timeout can fall.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Redlock, type RedisClientLike } from '@redlock-nest/core';
+import { Redlock, type NodeClient } from '@redlock-nest/core';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { RedisCluster } from '../harness/redis-server.js';
@@ -14,7 +14,7 @@ import { RedisCluster } from '../harness/redis-server.js';
 type Cut = 'none' | 'drop-request' | 'drop-reply';
 
 /** A client whose link to its node can be cut, one way or the other. */
-class PartitionableClient implements RedisClientLike {
+class PartitionableClient implements NodeClient {
   cut: Cut = 'none';
   constructor(private readonly real: Redis) {}
   get status(): string {

@@ -6,7 +6,8 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
-import { NodeCheckError, RedlockArgumentError } from '@redlock-nest/core';
+import { RedlockArgumentError } from '@redlock-nest/core';
+import { NodeCheckError } from '@redlock-nest/core/operator';
 import { RedlockModule } from '@redlock-nest/nestjs';
 import { RedisServer } from '../harness/redis-server.js';
 import { rejection } from '../harness/test-utils.js';

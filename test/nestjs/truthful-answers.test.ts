@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Injectable, Param, Post, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { StaleFencingTokenError, type ReleaseEvent } from '@redlock-nest/core';
+import { StaleFencingTokenError, type RedlockEventMap } from '@redlock-nest/core';
 import { currentLock, RedlockModule, RedlockService, WithLock, WithSemaphore } from '@redlock-nest/nestjs';
 import request from 'supertest';
 import { RecentHolds } from '../../packages/nestjs/src/service/recent-holds.js';
@@ -57,7 +57,7 @@ describe('truthful HTTP answers', () => {
   let app: INestApplication;
   let server: Parameters<typeof request>[0];
   const logger = new RecordingLogger();
-  const releases: ReleaseEvent[] = [];
+  const releases: Array<RedlockEventMap['release']> = [];
 
   beforeAll(async () => {
     cluster = await RedisCluster.start(3);

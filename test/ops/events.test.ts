@@ -9,11 +9,11 @@ import {
   LockLostError,
   LockNotAcquiredError,
   QuorumUnavailableError,
-  RedlockEmitter,
   type Redlock,
   type RedlockEventMap,
   type RedlockEventName,
 } from '@redlock-nest/core';
+import { RedlockEmitter } from '@redlock-nest/core/internal';
 import { useFixture, rejection, uniqueResource } from '../core/helpers.js';
 import { freePort } from '../harness/redis-server.js';
 

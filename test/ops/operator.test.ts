@@ -4,7 +4,7 @@
  * past the old holder's token and emits an audit event.
  */
 import { describe, expect, it } from '@jest/globals';
-import { RedlockArgumentError, type ForceReleaseEvent } from '@redlock-nest/core';
+import { RedlockArgumentError, type RedlockEventMap } from '@redlock-nest/core';
 import { rejection, uniqueResource, until, useFixture } from '../core/helpers.js';
 
 describe('inspect and forceRelease', () => {
@@ -40,7 +40,7 @@ describe('inspect and forceRelease', () => {
     const resource = uniqueResource('stuck');
     const stuck = await fx.redlock().acquire(resource, 30_000, { fencing: true });
     await fx.settled(resource, stuck.value);
-    const events: ForceReleaseEvent[] = [];
+    const events: Array<RedlockEventMap['forceRelease']> = [];
     redlock.on('forceRelease', (e) => events.push(e));
 
     const result = await redlock.forceRelease(resource, { reason: 'worker host died, INC-1234' });

@@ -1,4 +1,4 @@
-import type { EngineMemberHealth } from '@redlock-nest/core';
+import type { EngineMemberHealth } from '@redlock-nest/core/operator';
 import type { EtcdTransport } from './http-transport.js';
 import { probeMembers } from './member-health.js';
 

@@ -1,21 +1,23 @@
 import {
-  checkAcquireOptions,
-  checkTtl,
-  createLock,
   LockNotAcquiredError,
-  normalizeResources,
   RedlockArgumentError,
   RedlockClosedError,
-  RedlockEmitter,
-  runWithLock,
   type AcquireOptions,
-  type EngineHealth,
   type Lock,
   type LockEngine,
-  type LockOperations,
   type RedlockEventName,
   type UsingOptions,
 } from '@redlock-nest/core';
+import type { EngineHealth } from '@redlock-nest/core/operator';
+import {
+  checkAcquireOptions,
+  checkTtl,
+  createLock,
+  normalizeResources,
+  RedlockEmitter,
+  runWithLock,
+  type LockOperations,
+} from '@redlock-nest/core/internal';
 import { acquireWithLease, Contended, LeaseGone, type AcquireContext, type Acquired, type AcquireRequest } from './etcd-acquire.js';
 import type { HeldKey } from './etcd-ops.js';
 import { EtcdTransport, EtcdUnreachableError } from './http-transport.js';

@@ -1,4 +1,5 @@
-import { LockLostError, QuorumUnavailableError, type Lock, type LockOperations, type ReleaseResult } from '@redlock-nest/core';
+import { LockLostError, QuorumUnavailableError, type Lock, type ReleaseResult } from '@redlock-nest/core';
+import type { LockOperations } from '@redlock-nest/core/internal';
 import { keepAlive, revokeLease, stillHeld, type HeldKey } from './etcd-ops.js';
 import { EtcdReplyError, EtcdUnreachableError, type EtcdTransport } from './http-transport.js';
 

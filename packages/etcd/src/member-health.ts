@@ -1,4 +1,4 @@
-import type { EngineHealth, EngineMemberHealth } from '@redlock-nest/core';
+import type { EngineHealth, EngineMemberHealth } from '@redlock-nest/core/operator';
 import type { EtcdTransport } from './http-transport.js';
 
 /** The part of etcd's `Maintenance.Status` reply a health check reads. */

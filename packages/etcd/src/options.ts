@@ -1,11 +1,5 @@
-import {
-  DEFAULT_REDLOCK_OPTIONS,
-  RedlockArgumentError,
-  checkKeyPrefix,
-  checkMaxHoldMs,
-  checkRetry,
-  type RetryOptions,
-} from '@redlock-nest/core';
+import { RedlockArgumentError, type RetryOptions } from '@redlock-nest/core';
+import { DEFAULT_REDLOCK_OPTIONS, checkKeyPrefix, checkMaxHoldMs, checkRetry } from '@redlock-nest/core/internal';
 import type { SecureContextOptions } from 'node:tls';
 
 /** Credentials of etcd's own authentication (`etcdctl user add`); a token is fetched and renewed. */

@@ -59,8 +59,9 @@ export interface UsingOptions extends AcquireOptions {
 }
 
 /**
- * Options of a `Redlock` instance. Every default lives in {@link DEFAULT_REDLOCK_OPTIONS}; every
- * rule (one validator per option, shared with the NestJS layer) lives in option-checks.ts.
+ * Options of a `Redlock` instance. Every default lives in `DEFAULT_REDLOCK_OPTIONS` (listed in
+ * docs/reference.md); every rule (one validator per option, shared with the NestJS layer) lives
+ * in option-checks.ts.
  */
 export interface RedlockOptions {
   /** Prefix of every key the library writes. Separate tenants with separate prefixes. Default `'redlock:'`. */

@@ -34,7 +34,8 @@ export interface InMemoryRedisServerOptions {
  *
  * @example
  * ```ts
- * import { InMemoryRedisServer, Redlock } from '@redlock-nest/core';
+ * import { Redlock } from '@redlock-nest/core';
+ * import { InMemoryRedisServer } from '@redlock-nest/core/testing';
  *
  * const servers = [new InMemoryRedisServer(), new InMemoryRedisServer(), new InMemoryRedisServer()];
  * const redlock = new Redlock(servers.map((s) => s.client()));

@@ -1,5 +1,6 @@
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
-import { listLocks, Redlock, RedlockArgumentError, type LockEngine, type ListedLock, type LockListing } from '@redlock-nest/core';
+import { Redlock, RedlockArgumentError, type LockEngine } from '@redlock-nest/core';
+import { listLocks, type ListedLock, type LockListing } from '@redlock-nest/core/operator';
 import { probeNode, type NodeHealth } from '../health/node-probe.js';
 import type { RedlockService } from '../service/redlock.service.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';

@@ -1,4 +1,5 @@
-import type { EngineMemberHealth, Redlock } from '@redlock-nest/core';
+import type { Redlock } from '@redlock-nest/core';
+import type { EngineMemberHealth } from '@redlock-nest/core/operator';
 
 /**
  * One lock server as the health indicator saw it (a Redis node, or an engine's member such as an

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { Redlock, RedlockArgumentError, type LockEngine, type NodeFinding } from '@redlock-nest/core';
+import { Redlock, RedlockArgumentError, type LockEngine } from '@redlock-nest/core';
+import type { NodeFinding } from '@redlock-nest/core/operator';
 import { RedlockService } from '../service/redlock.service.js';
 import { canLock, probeNode, type NodeHealth } from './node-probe.js';
 

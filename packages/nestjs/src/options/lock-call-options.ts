@@ -1,15 +1,5 @@
-import {
-  checkFair,
-  checkFencing,
-  checkMaxHoldMs,
-  checkMode,
-  checkPermits,
-  checkTimeoutMs,
-  checkTtl,
-  RedlockArgumentError,
-  type LockMode,
-  type UsingOptions,
-} from '@redlock-nest/core';
+import { RedlockArgumentError, type LockMode, type UsingOptions } from '@redlock-nest/core';
+import { checkFair, checkFencing, checkMaxHoldMs, checkMode, checkPermits, checkTimeoutMs, checkTtl } from '@redlock-nest/core/internal';
 
 /** What a locked call does when the key is held by someone else. */
 export type OnLocked = 'throw' | 'skip';

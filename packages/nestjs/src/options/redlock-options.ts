@@ -1,11 +1,5 @@
-import {
-  checkRedlockOptions,
-  checkTtl,
-  RedlockArgumentError,
-  type LockEngine,
-  type RedisNodeInput,
-  type RedlockOptions,
-} from '@redlock-nest/core';
+import { RedlockArgumentError, type LockEngine, type RedisNodeInput, type RedlockOptions } from '@redlock-nest/core';
+import { checkRedlockOptions, checkTtl } from '@redlock-nest/core/internal';
 
 /** HTTP status sent when a route's lock is held by someone else. */
 export type LockedStatus = 409 | 423;

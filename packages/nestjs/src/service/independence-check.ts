@@ -1,4 +1,5 @@
-import { NodeIndependenceError, RedlockArgumentError, type NodeReport } from '@redlock-nest/core';
+import { NodeIndependenceError, RedlockArgumentError } from '@redlock-nest/core';
+import type { NodeReport } from '@redlock-nest/core/operator';
 import type { IndependenceCheckMode } from '../options/redlock-options.js';
 
 /** The first word of an error text: the Redis error code of a reply (`NOPERM`, `WRONGPASS`…). */

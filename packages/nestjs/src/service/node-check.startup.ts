@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { NodeCheckError, type NodeCheckReport } from '@redlock-nest/core';
+import { NodeCheckError, type NodeCheckReport } from '@redlock-nest/core/operator';
 import type { NodeCheckMode } from '../options/redlock-options.js';
 
 /**

@@ -1,4 +1,5 @@
-import { InMemoryRedisServer, Redlock, type AcquireOptions, type Lock, type LockLostReason, type UsingOptions } from '@redlock-nest/core';
+import { Redlock, type AcquireOptions, type Lock, type LockLostReason, type UsingOptions } from '@redlock-nest/core';
+import { InMemoryRedisServer } from '@redlock-nest/core/testing';
 
 /** The testing module's nodes: three, so a quorum is 2 and one node can be down, slow or restarted. */
 export const IN_MEMORY_NODES = 3;

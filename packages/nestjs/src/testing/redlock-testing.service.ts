@@ -1,12 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import {
-  checkTimeoutMs,
-  checkTtl,
-  RedlockArgumentError,
-  type InMemoryRedisServer,
-  type Lock,
-  type LockLostReason,
-} from '@redlock-nest/core';
+import { RedlockArgumentError, type Lock, type LockLostReason } from '@redlock-nest/core';
+import type { InMemoryRedisServer } from '@redlock-nest/core/testing';
+import { checkTimeoutMs, checkTtl } from '@redlock-nest/core/internal';
 import { LockServiceBase } from '../service/lock-service.base.js';
 import { checkLockedStatus, DEFAULT_REDLOCK_MODULE_OPTIONS, type ResolvedRedlockModuleOptions } from '../options/redlock-options.js';
 import { ForeignHold } from './foreign-hold.js';
