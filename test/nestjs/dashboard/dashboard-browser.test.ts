@@ -1,66 +1,53 @@
 /**
- * The dashboard in a real browser (Chromium through playwright-core): it shows the nodes and a
- * lock held by another process with its fencing token, follows a release, shows a paused node
- * as down and then up again, and renders a resource named like markup as text.
+ * The dashboard in a real browser (Chromium through playwright-core), against a test app that
+ * allows force release: it shows the nodes and a lock held by another process with its fencing
+ * token, follows a release, shows a paused node as down and then up again, renders a resource
+ * named like markup as text, and force-releases a lock only once its name is typed again.
  *
- * `WRITE_SCREENSHOT=1` also writes docs/img/dashboard.png from this run.
+ * The sample app's dashboard (read-only) and the README's screenshot: test/sample-app/dashboard-browser.e2e.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Redlock, type Lock } from '@redlock-nest/core';
 import { RedlockDashboardModule, RedlockModule, RedlockService } from '@redlock-nest/nestjs';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import {
+  lockRowCells,
+  lockRowText,
+  openBrowser,
+  waitForLockRow,
+  waitForNoLockRow,
+  waitForNodesUp,
+  waitForPolls,
+  type DashboardBrowser,
+} from '../../harness/browser.js';
 import { RedisCluster } from '../../harness/redis-server.js';
 import { unique } from '../helpers.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
 
 /** The page's DOM as the checks below read it: they run in the browser, and the test program has no DOM lib. */
-interface PageElement {
-  readonly textContent: string | null;
-  readonly dataset: Record<string, string | undefined>;
-}
 declare const document: {
-  querySelectorAll(selector: string): Iterable<PageElement> & { readonly length: number };
-  querySelector(selector: string): PageElement | null;
+  querySelectorAll(selector: string): Iterable<{
+    readonly textContent: string | null;
+    readonly dataset: Record<string, string | undefined>;
+  }> & {
+    readonly length: number;
+  };
+  querySelector(selector: string): { readonly textContent: string | null } | null;
 };
-const SCREENSHOT = fileURLToPath(new URL('../../../docs/img/dashboard.png', import.meta.url));
-
-/** The system Chromium; playwright-core downloads no browser of its own. */
-function chromiumPath(): string {
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    throw new Error('chromium is missing: apt-get install chromium (the dashboard browser test drives the system Chromium)');
-  }
-}
-
-/** The row of `resource` in the locks table, found by its dataset (no selector escaping needed). */
-function lockRowText(page: Page, resource: string): Promise<string | null> {
-  return page.evaluate((r) => {
-    const row = [...document.querySelectorAll('#locks tr')].find((tr) => tr.dataset.resource === r);
-    return row ? row.textContent : null;
-  }, resource);
-}
 
 describe('dashboard in a browser', () => {
   let cluster: RedisCluster;
   let other: Redlock;
   let app: INestApplication;
-  let browser: Browser;
+  let b: DashboardBrowser;
   let page: Page;
-  const dialogs: string[] = [];
-  const pageErrors: string[] = [];
   const held: Lock[] = [];
   let waiting: Promise<unknown> = Promise.resolve();
 
   beforeAll(async () => {
-    const executablePath = chromiumPath();
     cluster = await RedisCluster.start(3);
     other = new Redlock(cluster.urls);
     const moduleRef = await Test.createTestingModule({
@@ -71,13 +58,8 @@ describe('dashboard in a browser', () => {
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
-    browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
-    page.on('pageerror', (err) => pageErrors.push(err.message));
+    b = await openBrowser();
+    page = b.page;
     const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     await page.goto(`${url}/locks`);
   });
@@ -85,15 +67,14 @@ describe('dashboard in a browser', () => {
   afterAll(async () => {
     for (const lock of held) await lock.release().catch(() => undefined);
     await waiting;
-    await browser?.close();
+    await b?.browser.close();
     await app?.close();
     await other?.close();
     await cluster?.stop();
   });
 
   it('shows every node up', async () => {
-    await page.waitForFunction((n) => document.querySelectorAll('#nodes tr[data-status=up]').length === n, cluster.urls.length);
-    const labels = await page.evaluate(() => [...document.querySelectorAll('#nodes tr')].map((r) => r.dataset.node));
+    const labels = await waitForNodesUp(page, cluster.urls.length);
     expect(labels).toEqual(cluster.urls.map((u) => u.replace('redis://', '')));
   });
 
@@ -101,15 +82,12 @@ describe('dashboard in a browser', () => {
     const resource = unique('order');
     const lock = await other.acquire(resource, 30_000, { fencing: true });
     // Held on every node: the acquisition returns at a quorum, and a poll may see it before the last node.
-    await page.waitForFunction(
-      (r) => [...document.querySelectorAll('#locks tr')].some((tr) => tr.dataset.resource === r && tr.textContent!.includes('3/3')),
-      resource,
-    );
+    await waitForLockRow(page, resource, '3/3');
     const text = await lockRowText(page, resource);
     expect(text).toContain(String(lock.fencingToken));
     expect(text).toContain('mutex');
     await lock.release();
-    await page.waitForFunction((r) => ![...document.querySelectorAll('#locks tr')].some((tr) => tr.dataset.resource === r), resource);
+    await waitForNoLockRow(page, resource);
   });
 
   it('renders a resource named like markup as text, and no script of it runs', async () => {
@@ -119,12 +97,12 @@ describe('dashboard in a browser', () => {
     await page.waitForFunction((r) => [...document.querySelectorAll('#locks code')].some((c) => c.textContent === r), XSS);
     await page.waitForFunction((r) => [...document.querySelectorAll('#events code')].some((c) => c.textContent === r), XSS);
     expect(await page.$$eval('#locks img, #events img', (imgs) => imgs.length)).toBe(0);
-    expect(dialogs).toEqual([]);
-    expect(pageErrors).toEqual([]);
+    expect(b.dialogs).toEqual([]);
+    expect(b.pageErrors).toEqual([]);
   });
 
   it('shows a paused node as down, then up again once it resumes', async () => {
-    // Locks and events for a full picture (and the screenshot).
+    // Locks of every kind and events on the page while a node goes down.
     held.push(await other.acquire('report:daily', 30_000, { permits: 3 }), await other.acquire('report:daily', 30_000, { permits: 3 }));
     held.push(await other.acquire('catalog:import', 30_000, { mode: 'read' }));
     const service = app.get(RedlockService);
@@ -135,12 +113,6 @@ describe('dashboard in a browser', () => {
     await page.waitForFunction(() => document.querySelectorAll('#locks tr[data-resource]').length >= 4);
     await page.waitForFunction(() => document.querySelector('#events li.contention') !== null);
     await page.waitForFunction(() => document.querySelectorAll('#events li.released').length >= 3);
-    const shot = await page.screenshot({ fullPage: true });
-    expect(shot.length).toBeGreaterThan(0);
-    if (process.env.WRITE_SCREENSHOT === '1') {
-      mkdirSync(dirname(SCREENSHOT), { recursive: true });
-      writeFileSync(SCREENSHOT, shot);
-    }
 
     const label = cluster.urls[1]!.replace('redis://', '');
     cluster.server(1).pause();
@@ -150,7 +122,47 @@ describe('dashboard in a browser', () => {
       cluster.server(1).resume();
     }
     await page.waitForSelector(`#nodes tr[data-node="${label}"][data-status=up]`, { timeout: 20_000 });
-    expect(dialogs).toEqual([]);
-    expect(pageErrors).toEqual([]);
+    expect(b.dialogs).toEqual([]);
+    expect(b.pageErrors).toEqual([]);
   }, 60_000);
+
+  it('force-releases a lock only once its name is typed again, and fences its old holder off', async () => {
+    const resource = unique('order');
+    const lock = await other.acquire(resource, 30_000, { fencing: true });
+    await waitForLockRow(page, resource, '3/3');
+    const submit = '#release-form button[type=submit]';
+    const result = (): Promise<string | null> => page.textContent('#release-result');
+
+    // The row's button opens the confirmation, which names the lock: that alone frees nothing.
+    await page.click(`#locks tr[data-resource="${resource}"] button.release`);
+    expect(await page.isVisible('#release-panel')).toBe(true);
+    expect(await page.textContent('#release-resource')).toBe(resource);
+    expect(await page.inputValue('#release-confirm')).toBe('');
+    // Not the name: refused, saying why, and the lock stays where it was.
+    await page.fill('#release-confirm', `${resource} `);
+    await page.click(submit);
+    await page.waitForFunction(() => document.querySelector('#release-result')!.textContent!.startsWith('refused: '));
+    expect(await result()).toContain('must repeat the resource name');
+    await waitForPolls(page, 2);
+    expect((await lockRowCells(page, resource))?.[3]).toBe(String(lock.fencingToken));
+    expect((await other.inspect(resource)).holder).toBeDefined();
+
+    // The name typed again: freed on every node, the fencing counter raised past the holder's token.
+    await page.fill('#release-confirm', resource);
+    await page.click(submit);
+    await page.waitForFunction(() => document.querySelector('#release-result')!.textContent!.startsWith('released on '));
+    const counter = /released on 3 node\(s\); fencing counter now (\d+)$/.exec((await result())!);
+    expect(counter).not.toBeNull();
+    expect(BigInt(counter![1]!)).toBeGreaterThan(lock.fencingToken!);
+    await waitForNoLockRow(page, resource);
+    await page.waitForFunction(
+      (r) => [...document.querySelectorAll('#events li.force-released code')].some((c) => c.textContent === r),
+      resource,
+    );
+    expect((await other.inspect(resource)).holder).toBeUndefined();
+    // The old holder learns it at its next extension.
+    await expect(lock.extend(30_000)).rejects.toThrow();
+    expect(b.dialogs).toEqual([]);
+    expect(b.pageErrors).toEqual([]);
+  });
 });
