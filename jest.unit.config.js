@@ -12,8 +12,8 @@ export default {
     '<rootDir>/test/chaos/checker.test.ts', // the chaos history checker
     '<rootDir>/test/bench/regression.test.ts', // the benchmark's regression guard
     '<rootDir>/test/bench/read-write-windows.test.ts', // the read-write bench's windows and overlaps
-    '<rootDir>/test/core/arguments.test.ts', // option and argument validation
-    '<rootDir>/test/core/command-backlog.test.ts', // a node's client-side backlog
+    '<rootDir>/test/core/options/arguments.test.ts', // option and argument validation
+    '<rootDir>/test/core/nodes/command-backlog.test.ts', // a node's client-side backlog
     '<rootDir>/test/cluster/hash-slot.test.ts', // cluster slots, hash tags, cluster entry validation
     '<rootDir>/test/nestjs/lock-key.test.ts', // key templates and parameter names
     '<rootDir>/test/docs/citations.test.ts', // sources cited by their real names
@@ -26,8 +26,8 @@ export default {
     '<rootDir>/test/ops/terminus-missing.test.ts',
     '<rootDir>/test/ops/testing-module.test.ts', // the in-memory testing module
     '<rootDir>/test/ops/testing-module-nodes.test.ts', // its nodes' faults
-    '<rootDir>/test/core/in-memory-node.test.ts', // the core Redlock over in-memory nodes
-    '<rootDir>/test/core/in-memory-primitives.test.ts', // read-write locks, semaphores, fair locks over them
+    '<rootDir>/test/core/testing/in-memory-node.test.ts', // the core Redlock over in-memory nodes
+    '<rootDir>/test/core/testing/in-memory-primitives.test.ts', // read-write locks, semaphores, fair locks over them
     '<rootDir>/test/ops/testing-module-primitives.test.ts', // those primitives in the testing module
     '<rootDir>/test/nestjs/dashboard/dashboard-testing-module.test.ts', // the lock dashboard over it
     '<rootDir>/test/sample-app/demo-parts.test.ts',

@@ -6,7 +6,7 @@
 // core makes timers fire late and replies arrive in bursts, so those races happen here first.
 //
 //   npm run test:stress                                      # the whole suite, once
-//   npm run test:stress -- test/core/lifecycle.test.ts --repeat 10
+//   npm run test:stress -- test/core/lock/lifecycle.test.ts --repeat 10
 //   npm run test:stress -- test/etcd --repeat 5 --busy 2 -t 'releases'
 //
 // Options: --repeat N (runs of the chosen files, default 1), --busy N (spinning processes,
