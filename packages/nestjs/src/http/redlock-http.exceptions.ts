@@ -176,15 +176,6 @@ export class StaleFencingTokenException extends HttpException {
   }
 }
 
-/** The lock errors {@link toLockHttpException} answers with a 4xx/503 instead of a 500. */
-export const HTTP_MAPPED_LOCK_ERRORS = [
-  LockNotAcquiredError,
-  QuorumUnavailableError,
-  LockLostError,
-  StaleFencingTokenError,
-  LockKeyError,
-] as const;
-
 const logger = new Logger('Redlock');
 
 /**

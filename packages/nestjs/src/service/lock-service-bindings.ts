@@ -68,15 +68,10 @@ export function unbindLockServices(target: object, app: AppLockServices): void {
 }
 
 /**
- * The lock service named `name` for calls on `instance`: the nearest binding on its prototype
- * chain (the instance's own app first, then the latest app that has its class).
- * `undefined` when no app bound it, or its app has no instance of that name.
+ * The app an object is bound to: the nearest binding on its prototype chain (the instance's own
+ * app first, then the latest app that has its class); `get(name)` on it gives the lock service
+ * of that name. `undefined` when no app bound it.
  */
-export function findLockService(instance: unknown, name: string | undefined): LockServiceBase | undefined {
-  return findAppLockServices(instance)?.get(name);
-}
-
-/** The app an object is bound to (see {@link findLockService}). */
 export function findAppLockServices(instance: unknown): AppLockServices | undefined {
   for (let o = instance; o !== null && (typeof o === 'object' || typeof o === 'function'); o = Object.getPrototypeOf(o)) {
     const list = bindings.get(o);
