@@ -579,8 +579,12 @@ export class ReleaseNotifier {
     if (c.genWoken || (node !== c.arbiter && c.seenCount < Math.max(1, this.quorum - (c.acked.length - c.ackCount)))) return;
     c.genWoken = true;
     if (c.queue.length > 0 && this.wakesAll?.(name)) {
-      // Readers all go in together: none of them would lose to another.
+      // Readers all go in together: none of them would lose to another. A reader of this process
+      // between two attempts (its attempt refused just before this release) sees it as pending
+      // too; else it would sleep until its poll while the batch it belongs to is let in.
       for (const entry of [...c.queue]) entry.resolve('notice');
+      c.pendingAt = now;
+      c.pendingOwn = c.ownReleaseAt > c.genAt - SAME_RELEASE_MS;
       return;
     }
     const head = c.queue[0];
