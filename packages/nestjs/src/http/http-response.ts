@@ -52,8 +52,9 @@ export class ResponseWatch {
   constructor(readonly raw: ServerResponse) {
     this.finished = raw.writableFinished;
     this.closed = raw.closed;
-    raw.once('finish', () => this.fire(true));
-    raw.once('close', () => this.fire(false));
+    // `on`, not `once`: each event comes once per response anyway, and `once` wraps every listener.
+    raw.on('finish', () => this.fire(true));
+    raw.on('close', () => this.fire(false));
   }
 
   /** Calls `listener` once the client went away or the response is done ('close'); returns the stopper. */
