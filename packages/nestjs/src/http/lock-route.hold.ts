@@ -1,5 +1,5 @@
 import { LockLostError, LockNotAcquiredError, type Lock, type LockEngine, type UsingOptions } from '@redlock-nest/core';
-import { onResponseDone } from './http-response.js';
+import { responseWatch, type ResponseWatch } from './http-response.js';
 
 /**
  * Where a route's hold is in its life. Only {@link LockRouteHold} moves it:
@@ -32,20 +32,27 @@ const holds = new WeakMap<object, LockRouteHold>();
 export class LockRouteHold {
   private current: LockRouteHoldState = 'held';
   private stopWatchingResponse: () => void = () => undefined;
-  /** `settled` without its rejection, made once: release() is called more than once per request. */
-  private quietlySettled: Promise<void> | undefined;
+  /** The response, watched once (see {@link attach}); `undefined` until then, or when it cannot be watched. */
+  private watch: ResponseWatch | undefined;
+  /** The owner's listener for a lock lost while held (see {@link onLost}). */
+  private lostListener: ((error: unknown) => void) | undefined;
 
   private constructor(
     readonly lock: Lock,
     /** The Redlock that holds `lock` (the lock-context owner). */
     readonly owner: LockEngine,
     private readonly finish: () => void,
-    /** Settles once the lock is released; rejects with `LockLostError` if it was lost while held. */
-    readonly settled: Promise<void>,
+    /** Settles once the lock is released or lost; never rejects (a loss goes to {@link onLost}). */
+    private readonly ended: Promise<void>,
   ) {}
 
   /** Acquires `resources` and keeps them locked until the hold ends. Rejects like `Redlock.acquire`. */
-  static acquire(redlock: LockEngine, resources: readonly string[], ttlMs: number, options: UsingOptions): Promise<LockRouteHold> {
+  static acquire(
+    redlock: LockEngine,
+    resources: readonly string[],
+    ttlMs: number,
+    options: UsingOptions | undefined,
+  ): Promise<LockRouteHold> {
     return new Promise<LockRouteHold>((resolve, reject) => {
       let finish!: () => void;
       const finished = new Promise<void>((r) => {
@@ -56,18 +63,26 @@ export class LockRouteHold {
         resources,
         ttlMs,
         (lock) => {
-          hold = new LockRouteHold(lock, redlock, finish, settled);
+          hold = new LockRouteHold(lock, redlock, finish, ended);
           resolve(hold);
           return finished;
         },
         options,
       );
-      settled.catch((err: unknown) => {
-        // Before the routine ran this is the acquisition failure (the hint of a contended route
-        // names @LockRoute's option, `wait`); after, the lock was lost.
-        if (!hold) reject(err instanceof LockNotAcquiredError ? err.forWaitOption('wait') : err);
-        else hold.lost();
-      });
+      // One handler for both outcomes, and the promise it makes is the hold's end: no further
+      // promise per request to learn of a loss or to wait for the release quietly.
+      const ended = settled.then(
+        () => undefined,
+        (err: unknown) => {
+          // Before the routine ran this is the acquisition failure (the hint of a contended route
+          // names @LockRoute's option, `wait`); after, the lock was lost.
+          if (!hold) reject(err instanceof LockNotAcquiredError ? err.forWaitOption('wait') : err);
+          else {
+            hold.lost();
+            hold.lostListener?.(err);
+          }
+        },
+      );
     });
   }
 
@@ -78,12 +93,32 @@ export class LockRouteHold {
    */
   static attach(request: object, response: unknown, hold: LockRouteHold): void {
     holds.set(request, hold);
-    hold.stopWatchingResponse = onResponseDone(response, () => hold.abandon());
+    hold.watch = responseWatch(response);
+    if (hold.watch) hold.stopWatchingResponse = hold.watch.onDone(() => hold.abandon());
+    else queueMicrotask(() => hold.abandon()); // a response this package cannot watch counts as done
   }
 
   /** The hold the guard attached to `request`, if any. */
   static of(request: object): LockRouteHold | undefined {
     return holds.get(request);
+  }
+
+  /**
+   * The owner's listener for the lock being lost while held (the `using()` rejected with
+   * `LockLostError`), called with that error. One listener: the owner's.
+   */
+  onLost(listener: (error: unknown) => void): void {
+    this.lostListener = listener;
+  }
+
+  /** Calls `listener` once the client went away or the response is done; returns the stopper. */
+  onResponseClose(listener: () => void): () => void {
+    return this.watch?.onClose(listener) ?? (() => undefined);
+  }
+
+  /** True once something started writing the response (headers sent, or the body ended). */
+  responseStarted(): boolean {
+    return this.watch?.started() ?? false;
   }
 
   get state(): LockRouteHoldState {
@@ -125,15 +160,16 @@ export class LockRouteHold {
     if (this.current !== 'lost') this.current = 'released';
     this.stopWatchingResponse();
     this.finish();
-    return (this.quietlySettled ??= this.settled.catch(() => undefined));
+    return this.ended;
   }
 
   /**
    * Releases once the response is fully written ('finish') or its client left ('close'):
    * for a streamed body, which is produced after the handler completed.
    */
-  releaseWhenResponseDone(response: unknown): void {
-    onResponseDone(response, () => void this.release());
+  releaseWhenResponseDone(): void {
+    if (this.watch) this.watch.onDone(() => void this.release());
+    else queueMicrotask(() => void this.release());
   }
 
   /** The response ended before the handler started: release, and refuse any later claim or start. */

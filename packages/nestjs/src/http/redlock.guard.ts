@@ -4,7 +4,7 @@ import { LockNotAcquiredError, type UsingOptions } from '@redlock-nest/core';
 import { LOCK_ROUTE_METADATA, WITH_LOCK_METADATA } from '../options/constants.js';
 import { LockKeyError, LockRouteContextError, RedlockModuleNotInitializedError } from '../errors/errors.js';
 import { onResponseClose } from './http-response.js';
-import { toUsingOptions, type LockedCallOptions } from '../options/lock-call-options.js';
+import { usingOptionsOf, type LockedCallOptions } from '../options/lock-call-options.js';
 import { compileRouteKey } from '../keys/lock-key.js';
 import type { LockRouteDefinition } from './lock-route.definition.js';
 import type { LockServiceBase } from '../service/lock-service.base.js';
@@ -20,7 +20,8 @@ import type { WithLockDefinition } from '../method/with-lock.decorator.js';
  */
 interface LockPlanTemplate {
   readonly ttl: number | undefined;
-  readonly using: UsingOptions;
+  /** `undefined`: the defaults (the core reads no options object then). */
+  readonly using: UsingOptions | undefined;
   readonly lockedStatus: LockedStatus | undefined;
   /** `@WithLock(…, { onLocked: 'skip' })`: when contended, let the method wrapper skip the call. */
   readonly skipWhenLocked: boolean;
@@ -33,14 +34,18 @@ interface LockPlanTemplate {
   readonly mayWait: boolean;
 }
 
-/** What the guard acquires for one request. */
-interface RouteLockPlan extends LockPlanTemplate {
+/** What the guard acquires for one request: the handler's template, and this request's resources. */
+interface RouteLockPlan {
+  readonly template: LockPlanTemplate;
   readonly resources: readonly string[];
 }
 
+/** The answer of a request the guard lets through without a lock (a settled promise can be shared). */
+const ALLOWED: Promise<boolean> = Promise.resolve(true);
+
 function planTemplate(options: LockedCallOptions, lockedStatus: LockedStatus | undefined, skipWhenLocked: boolean): LockPlanTemplate {
-  const using = Object.freeze(toUsingOptions(options));
-  return { ttl: options.ttl, using, lockedStatus, skipWhenLocked, mayWait: using.retry !== false };
+  const using = usingOptionsOf(options);
+  return { ttl: options.ttl, using: using && Object.freeze(using), lockedStatus, skipWhenLocked, mayWait: using?.retry !== false };
 }
 
 /** The plan template of each `@LockRoute` definition, made at its first request. */
@@ -90,23 +95,27 @@ export class RedlockGuard implements CanActivate {
     this.reflector = reflector ?? new Reflector();
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const route = this.routeDefinition(context);
-    if (context.getType() !== 'http') {
-      // Never run a @LockRoute handler unlocked because it was reached some other way.
-      // (A @WithLock handler locks itself from its arguments there.)
-      if (route) throw new LockRouteContextError(`${context.getClass().name}.${context.getHandler().name}`, context.getType());
-      return true;
+  canActivate(context: ExecutionContext): Promise<boolean> {
+    // Not `async`: a request that needs no lock answers without a promise layer of its own, and a
+    // locked one has a single `then` after the acquisition. Throws still reject, as an async method's.
+    try {
+      const route = this.routeDefinition(context);
+      if (context.getType() !== 'http') {
+        // Never run a @LockRoute handler unlocked because it was reached some other way.
+        // (A @WithLock handler locks itself from its arguments there.)
+        if (route) throw new LockRouteContextError(`${context.getClass().name}.${context.getHandler().name}`, context.getType());
+        return ALLOWED;
+      }
+      // The request and response by position, as `switchToHttp()` reads them, without the three
+      // closures it assigns onto the context on every call.
+      const request = context.getArgByIndex<object>(0);
+      if (LockRouteHold.of(request)) return ALLOWED; // already locked for this request (guard applied twice)
+      const planned = route ? this.planLockRoute(route, request, context) : this.planWithLock(request, context);
+      if (!planned) return ALLOWED;
+      return this.acquire(planned.template, planned.resources, context, request, context.getArgByIndex<unknown>(1));
+    } catch (err) {
+      return Promise.reject(err);
     }
-    const http = context.switchToHttp();
-    const request = http.getRequest<object>();
-    if (LockRouteHold.of(request)) return true; // already locked for this request (guard applied twice)
-    const plan = route ? this.planLockRoute(route, request, context) : this.planWithLock(request, context);
-    if (!plan) return true;
-    const response = http.getResponse<unknown>();
-    const hold = await this.acquire(plan, context, response);
-    if (hold) LockRouteHold.attach(request, response, hold);
-    return true;
   }
 
   /** The `@LockRoute` definition of the handler, if any. */
@@ -158,7 +167,7 @@ export class RedlockGuard implements CanActivate {
       template = planTemplate({ ...route.options, wait: route.options.wait ?? false }, route.options.lockedStatus, false);
       lockRouteTemplates.set(route, template);
     }
-    return { ...template, resources: this.resolveResources(route, request, context) };
+    return { template, resources: this.resolveResources(route, request, context) };
   }
 
   /** A `@WithLock` handler: locked here when its key resolves from the request, else left to the method. */
@@ -184,11 +193,20 @@ export class RedlockGuard implements CanActivate {
       if (err instanceof LockKeyError) return undefined;
       throw err;
     }
-    return { ...known.template, resources };
+    return { template: known.template, resources };
   }
 
-  /** Acquires the plan's lock; undefined when contended on a skip-when-locked method (it skips itself). */
-  private async acquire(plan: RouteLockPlan, context: ExecutionContext, response: unknown): Promise<LockRouteHold | undefined> {
+  /**
+   * Acquires the plan's lock and hands it to the request; allows the request without a lock when
+   * contended on a skip-when-locked method (it skips itself).
+   */
+  private acquire(
+    plan: LockPlanTemplate,
+    resources: readonly string[],
+    context: ExecutionContext,
+    request: object,
+    response: unknown,
+  ): Promise<boolean> {
     const service = this.lockService(context);
     let stopWatching: (() => void) | undefined;
     let using = plan.using;
@@ -198,13 +216,17 @@ export class RedlockGuard implements CanActivate {
       stopWatching = onResponseClose(response, () => abort.abort(new Error('client closed the request')));
       using = { ...using, signal: abort.signal };
     }
-    try {
-      return await LockRouteHold.acquire(service.redlock, plan.resources, plan.ttl ?? service.options.ttl, using);
-    } catch (err) {
-      if (plan.skipWhenLocked && err instanceof LockNotAcquiredError) return undefined;
-      throw this.toHttpException(err, plan.lockedStatus ?? service.options.lockedStatus, response);
-    } finally {
-      stopWatching?.();
-    }
+    return LockRouteHold.acquire(service.redlock, resources, plan.ttl ?? service.options.ttl, using).then(
+      (hold) => {
+        stopWatching?.();
+        LockRouteHold.attach(request, response, hold);
+        return true;
+      },
+      (err: unknown) => {
+        stopWatching?.();
+        if (plan.skipWhenLocked && err instanceof LockNotAcquiredError) return true;
+        throw this.toHttpException(err, plan.lockedStatus ?? service.options.lockedStatus, response);
+      },
+    );
   }
 }

@@ -2,7 +2,6 @@ import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, 
 import { ApplicationConfig, Reflector } from '@nestjs/core';
 import { catchError, Observable, throwError } from 'rxjs';
 import { LOCK_ROUTE_METADATA } from '../options/constants.js';
-import { onResponseClose, responseStarted } from './http-response.js';
 import { filterNamesLockError } from '../errors/lock-error-owners.js';
 import { runInLockContext } from '../service/lock-context.js';
 import type { LockRouteDefinition } from './lock-route.definition.js';
@@ -54,15 +53,19 @@ export class RedlockInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
-    const http = context.switchToHttp();
-    const response = http.getResponse<unknown>();
-    const toHttp = (err: unknown) => throwError(() => this.toHttpException(err, context, response));
-    const hold = LockRouteHold.of(http.getRequest<object>());
+    // The request and response by position, as `switchToHttp()` reads them, without the three
+    // closures it assigns onto the context on every call.
+    const hold = LockRouteHold.of(context.getArgByIndex<object>(0));
     const claim = hold?.claim();
-    if (!hold || claim === 'inside') return next.handle().pipe(catchError(toHttp));
+    if (!hold || claim === 'inside') {
+      return next
+        .handle()
+        .pipe(catchError((err: unknown) => throwError(() => this.toHttpException(err, context, context.getArgByIndex(1)))));
+    }
+    const response = context.getArgByIndex<unknown>(1);
     // Released (the client left) or lost (expired) before the handler started: it must not run.
-    if (claim === 'refused') return toHttp(hold.refusal());
-    hold.settled.catch((err: unknown) => this.onLockLost(err, context));
+    if (claim === 'refused') return throwError(() => this.toHttpException(hold.refusal(), context, response));
+    hold.onLost((err) => this.onLockLost(err, context));
     const streamsBody = streamsAfterHandler(context);
 
     return new Observable<unknown>((subscriber) => {
@@ -84,17 +87,17 @@ export class RedlockInterceptor implements NestInterceptor {
         // Release BEFORE the response goes out: a client's next request must not hit its own lock.
         error: (err: unknown) => void hold.release().then(() => subscriber.error(this.toHttpException(err, context, response))),
         complete: () => {
-          if (streamed || responseStarted(response)) {
+          if (streamed || hold.responseStarted()) {
             // The body is written after this: hold the lock until it is (or the client left).
             handedOver = true;
-            hold.releaseWhenResponseDone(response);
+            hold.releaseWhenResponseDone();
             subscriber.complete();
           } else {
             void hold.release().then(() => subscriber.complete());
           }
         },
       });
-      const stopWatching = onResponseClose(response, () => {
+      const stopWatching = hold.onResponseClose(() => {
         if (!produced) return; // the handler is still running; its completion releases
         inner.unsubscribe();
         subscriber.complete();

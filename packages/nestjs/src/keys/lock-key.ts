@@ -91,12 +91,39 @@ function keyPart(value: unknown, placeholder: Placeholder, template: string, whe
   );
 }
 
-function render(t: ParsedTemplate, lookup: (p: Placeholder) => unknown, where: string): string {
-  let out = t.literals[0]!;
-  t.placeholders.forEach((p, i) => {
-    out += keyPart(lookup(p), p, t.source, where) + t.literals[i + 1]!;
-  });
-  return out;
+/**
+ * A template compiled against where its placeholders are read from: `lookups[i]` reads
+ * placeholder `i` from the call's source (the arguments, or the request).
+ */
+type CompiledTemplate<S> = (source: S, where: string) => string;
+
+function compileTemplate<S>(t: ParsedTemplate, lookup: (p: Placeholder) => (source: S) => unknown): CompiledTemplate<S> {
+  const { literals, placeholders, source: template } = t;
+  if (placeholders.length === 0) return () => literals[0]!;
+  const lookups = placeholders.map(lookup);
+  if (placeholders.length === 1) {
+    // The common key, `order:<id>`: no loop, one concatenation.
+    const [before, after] = literals as [string, string];
+    const [p] = placeholders as [Placeholder];
+    const [read] = lookups as [(source: S) => unknown];
+    return (source, where) => before + keyPart(read(source), p, template, where) + after;
+  }
+  return (source, where) => {
+    let out = literals[0]!;
+    for (let i = 0; i < placeholders.length; i++) {
+      out += keyPart(lookups[i]!(source), placeholders[i]!, template, where) + literals[i + 1]!;
+    }
+    return out;
+  };
+}
+
+/** The resources of all `templates`, in order: one array per call, nothing else allocated. */
+function renderAll<S>(templates: ReadonlyArray<CompiledTemplate<S>>, where: string): (source: S) => string[] {
+  if (templates.length === 1) {
+    const [only] = templates as [CompiledTemplate<S>];
+    return (source) => [only(source, where)];
+  }
+  return (source) => templates.map((t) => t(source, where));
 }
 
 function fromFunctionResult(result: unknown, where: string): string[] {
@@ -128,9 +155,8 @@ export function compileMethodKey(key: LockKey, original: AnyMethod, where: strin
   const templates = templatesOf(key, where);
   const params = readParameters(original);
   const signature = `${where}(${params.names.map((n, i) => n ?? `<destructured #${i}>`).join(', ')}${params.rest ? ' …' : ''})`;
-  const positions = new Map<Placeholder, number>();
-  for (const t of templates) {
-    for (const p of t.placeholders) {
+  const compiled = templates.map((t) =>
+    compileTemplate<readonly unknown[]>(t, (p) => {
       const head = p.path[0]!;
       const index = /^\d+$/.test(head) ? Number(head) : params.names.indexOf(head);
       const exists = index >= 0 && (index < params.names.length || params.rest);
@@ -142,10 +168,11 @@ export function compileMethodKey(key: LockKey, original: AnyMethod, where: strin
             `Use ${known.length > 0 ? `one of ${known.map((n) => `<${n}>`).join(', ')}, ` : ''}a position like <0>, or a function key (...args) => string.`,
         );
       }
-      positions.set(p, index);
-    }
-  }
-  return (args) => templates.map((t) => render(t, (p) => follow(args[positions.get(p)!], p.path.slice(1)), where));
+      const rest = p.path.slice(1);
+      return rest.length === 0 ? (args) => args[index] : (args) => follow(args[index], rest);
+    }),
+  );
+  return renderAll(compiled, where);
 }
 
 /** The parts of a request a route key can name explicitly. */
@@ -153,18 +180,22 @@ const REQUEST_SOURCES = ['params', 'query', 'body', 'headers', 'user'] as const;
 /** Where a bare `<name>` is looked up, in order. */
 const IMPLICIT_SOURCES = ['params', 'query', 'body'] as const;
 
-function requestLookup(request: Record<string, unknown>, p: Placeholder): unknown {
+/** How placeholder `p` of a route key is read from the request, decided once when the key is compiled. */
+function requestLookup(p: Placeholder): (request: Record<string, unknown>) => unknown {
   const [head, ...rest] = p.path as [string, ...string[]];
   if ((REQUEST_SOURCES as readonly string[]).includes(head) && rest.length > 0) {
     // Header names are case-insensitive; Node lowercases them.
     const path = head === 'headers' ? [rest[0]!.toLowerCase(), ...rest.slice(1)] : rest;
-    return follow(request[head], path);
+    return (request) => follow(request[head], path);
   }
-  for (const source of IMPLICIT_SOURCES) {
-    const value = follow(request[source], p.path);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  const path = p.path;
+  return (request) => {
+    for (const source of IMPLICIT_SOURCES) {
+      const value = follow(request[source], path);
+      if (value !== undefined) return value;
+    }
+    return undefined;
+  };
 }
 
 /**
@@ -173,6 +204,9 @@ function requestLookup(request: Record<string, unknown>, p: Placeholder): unknow
  */
 export function compileRouteKey(key: RouteLockKey, where: string): (request: unknown, context: ExecutionContext) => string[] {
   if (typeof key === 'function') return (request, context) => fromFunctionResult(key(request, context), where);
-  const templates = templatesOf(key, where);
-  return (request) => templates.map((t) => render(t, (p) => requestLookup((request ?? {}) as Record<string, unknown>, p), where));
+  const resolve = renderAll(
+    templatesOf(key, where).map((t) => compileTemplate(t, requestLookup)),
+    where,
+  );
+  return (request) => resolve((request ?? {}) as Record<string, unknown>);
 }

@@ -4,7 +4,7 @@ import { LockKeyError, RedlockModuleNotInitializedError } from '../errors/errors
 import { checkLockCallOptions, type LockCallOptions, type LockedCallOptions } from '../options/lock-call-options.js';
 import { compileMethodKey, type LockKey } from '../keys/lock-key.js';
 import { findAppLockServices } from '../service/lock-service-bindings.js';
-import { runLockedCall } from '../service/locked-call.js';
+import { lockedCaller } from '../service/locked-call.js';
 import { lockedReturnKind } from '../service/locked-result.js';
 import { adoptIdentity, unwrap } from '../keys/method-wrapper.js';
 
@@ -103,18 +103,20 @@ export function lockedMethod(decorator: string, key: LockKey, options: unknown):
     const kind = lockedReturnKind(unwrap(original), target, propertyKey);
     const label = `${decorator} on ${where}`;
 
+    const call = lockedCaller(kind, {
+      options: opts,
+      where: label,
+      service: (instance) => {
+        const app = findAppLockServices(instance);
+        const service = app?.get(opts.redlock);
+        if (!service) throw new RedlockModuleNotInitializedError(label, opts.redlock, app !== undefined);
+        return service;
+      },
+      resources: resolveKey,
+      method: original as (...args: unknown[]) => unknown,
+    });
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
-      return runLockedCall(kind, {
-        options: opts,
-        where: label,
-        prepare: () => {
-          const app = findAppLockServices(this);
-          const service = app?.get(opts.redlock);
-          if (!service) throw new RedlockModuleNotInitializedError(label, opts.redlock, app !== undefined);
-          return { service, resources: resolveKey(args) };
-        },
-        invoke: (): unknown => original.apply(this, args),
-      });
+      return call(this, args);
     };
     adoptIdentity(wrapper, original);
     // Read back by the module's discovery at bootstrap (RedlockInstanceBinder).

@@ -59,7 +59,7 @@ export interface LockedCallOptions extends LockCallOptions {
  * checked by the core's own validator, with `where` as the context of its message.
  */
 export function checkLockCallOptions(options: unknown, where: string, semaphore = false): LockedCallOptions {
-  if (options === undefined) return {};
+  if (options === undefined) return checked({});
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new RedlockArgumentError(`${where}: lock options must be an object like { ttl: 10_000, wait: false }.`);
   }
@@ -92,7 +92,33 @@ export function checkLockCallOptions(options: unknown, where: string, semaphore 
       `${where}: redlock must be the name of a RedlockModule.forRoot({ name }) import, got ${String(o.redlock)}.`,
     );
   }
-  return o;
+  return checked(o);
+}
+
+/**
+ * The core `using()` options of each options object `checkLockCallOptions` returned, made once
+ * when it was checked: those objects are frozen, so their calls need not rebuild them each time.
+ */
+const usingOptionsCache = new WeakMap<LockedCallOptions, UsingOptions | undefined>();
+
+/** Freezes checked options (a copy: the caller's object stays theirs) and derives their `using()` options once. */
+function checked(options: LockedCallOptions): LockedCallOptions {
+  const frozen = Object.freeze({ ...options });
+  const using = toUsingOptions(frozen);
+  usingOptionsCache.set(frozen, Object.keys(using).length === 0 ? undefined : Object.freeze(using));
+  return frozen;
+}
+
+/**
+ * {@link toUsingOptions} of `options`: made once for options `checkLockCallOptions` returned
+ * (frozen, shared by all calls), on each call for others; `undefined` when they ask for nothing
+ * beyond the defaults, which the core's `using()` then takes without reading an options object.
+ * @internal
+ */
+export function usingOptionsOf(options: LockedCallOptions): UsingOptions | undefined {
+  if (usingOptionsCache.has(options)) return usingOptionsCache.get(options);
+  const using = toUsingOptions(options);
+  return Object.keys(using).length === 0 ? undefined : using;
 }
 
 /** Translates call options into the core's `using()` options. */

@@ -41,6 +41,11 @@ export function currentLock(resource?: string): Lock | undefined {
   return undefined;
 }
 
+/** Whether the current call chain holds any lock at all (a locked call outside of one skips the reentrancy checks). */
+export function inLockContext(): boolean {
+  return storage.getStore() !== undefined;
+}
+
 /**
  * The resources among `resources` that the current chain already holds through `owner` (by a lock
  * that `covers` the call, when given: a read lock does not cover a write).
@@ -70,6 +75,11 @@ export function heldWithoutFencing(owner: object, resources: readonly string[]):
 /** Runs `fn` with `lock` pushed onto the chain's lock context. */
 export function runInLockContext<T>(lock: Lock, owner: object, fn: () => T): T {
   return storage.run({ lock, owner, parent: storage.getStore() }, fn);
+}
+
+/** Runs `routine(lock)` with `lock` pushed onto the chain's lock context (no closure per call, as `using()` routines are called). */
+export function runWithLockContext<T>(lock: Lock, owner: object, routine: (lock: Lock) => T): T {
+  return storage.run({ lock, owner, parent: storage.getStore() }, routine, lock);
 }
 
 /**

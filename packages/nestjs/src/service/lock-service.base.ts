@@ -1,6 +1,6 @@
 import { LockNotAcquiredError, primitiveOf, type AcquireOptions, type Lock, type LockEngine, type UsingOptions } from '@redlock-nest/core';
-import { toUsingOptions, type LockedCallOptions } from '../options/lock-call-options.js';
-import { fenceHeldWithoutFencing, heldResources, runInLockContext } from './lock-context.js';
+import { usingOptionsOf, type LockedCallOptions } from '../options/lock-call-options.js';
+import { fenceHeldWithoutFencing, heldResources, inLockContext, runWithLockContext } from './lock-context.js';
 import { covers, upgradeRefused, wantedPrimitive } from './lock-primitive.js';
 import type { ResolvedRedlockModuleOptions } from '../options/redlock-options.js';
 
@@ -56,12 +56,7 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
     routine: (lock: Lock) => Promise<T> | T,
     options?: UsingOptions,
   ): Promise<T> {
-    return this.redlock.using(
-      resource,
-      ttlMs ?? this.options.ttl,
-      (lock) => runInLockContext(lock, this.redlock, () => routine(lock)),
-      options,
-    );
+    return this.redlock.using(resource, ttlMs ?? this.options.ttl, (lock) => runWithLockContext(lock, this.redlock, routine), options);
   }
 
   /**
@@ -71,7 +66,7 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
    * outer lock gives that lock a fresh fencing token (`Lock.fence()`) and reuses it. `signal`
    * aborts a wait for the lock.
    */
-  async runLocked<T>(
+  runLocked<T>(
     resources: readonly string[],
     options: LockedCallOptions,
     body: () => T | Promise<T>,
@@ -80,30 +75,60 @@ export abstract class LockServiceBase<E extends LockEngine = LockEngine> {
     signal?: AbortSignal,
   ): Promise<T | undefined> {
     // Under an unfenced outer hold, a fenced call gets a fresh token for the lock already held.
-    if (options.fencing) await fenceHeldWithoutFencing(this.redlock, resources);
-    const wanted = wantedPrimitive(options);
-    const held = heldResources(this.redlock, resources, (lock) => covers(lock, wanted));
-    const missing = resources.filter((r) => !held.has(r));
-    const reading = heldResources(this.redlock, missing, (lock) => primitiveOf(lock) === 'read');
-    if (wanted !== 'semaphore' && wanted !== 'read' && reading.size > 0) throw upgradeRefused([...reading], where);
-    if (missing.length === 0) return body();
+    if (options.fencing && inLockContext()) {
+      return fenceHeldWithoutFencing(this.redlock, resources).then(() => this.runLockedNow(resources, options, body, where, signal));
+    }
+    return this.runLockedNow(resources, options, body, where, signal);
+  }
+
+  /**
+   * {@link runLocked} once fencing tokens are in place. Not `async`: the common call (nothing held
+   * yet) goes straight to `using()` with the options derived once per decoration, one promise
+   * layer above it.
+   */
+  private runLockedNow<T>(
+    resources: readonly string[],
+    options: LockedCallOptions,
+    body: () => T | Promise<T>,
+    where: string,
+    signal: AbortSignal | undefined,
+  ): Promise<T | undefined> {
+    let missing = resources;
+    if (inLockContext()) {
+      try {
+        const wanted = wantedPrimitive(options);
+        const held = heldResources(this.redlock, resources, (lock) => covers(lock, wanted));
+        missing = resources.filter((r) => !held.has(r));
+        const reading = heldResources(this.redlock, missing, (lock) => primitiveOf(lock) === 'read');
+        if (wanted !== 'semaphore' && wanted !== 'read' && reading.size > 0) throw upgradeRefused([...reading], where);
+        if (missing.length === 0) return Promise.resolve(body());
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     // Widened: TypeScript does not see the callback below set it, and would narrow it to `false`.
     let entered = false as boolean;
+    const using = usingOptionsOf(options);
+    let locked: Promise<T>;
     try {
-      return await this.using(
+      locked = this.using(
         missing,
         options.ttl,
         () => {
           entered = true;
           return body();
         },
-        signal ? { ...toUsingOptions(options), signal } : toUsingOptions(options),
+        signal ? { ...using, signal } : using,
       );
     } catch (err) {
+      // An override of using() that throws instead of rejecting still rejects here, as before.
+      locked = Promise.reject(err);
+    }
+    return locked.then(undefined, (err: unknown) => {
       // Only contention on OUR acquisition is skipped; the same error thrown by the body propagates.
       if (!entered && options.onLocked === 'skip' && err instanceof LockNotAcquiredError) return undefined;
       // The hint names this API's option (`wait`), not the core's timeoutMs.
       throw !entered && err instanceof LockNotAcquiredError ? err.forWaitOption('wait') : err;
-    }
+    });
   }
 }

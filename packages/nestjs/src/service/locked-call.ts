@@ -15,31 +15,56 @@ export interface LockedCall {
   invoke(): unknown;
 }
 
-/** Runs `call` under its lock, holding it as long as its result of `kind` is being consumed. */
-export function runLockedCall(kind: LockedReturnKind, call: LockedCall): unknown {
-  if (kind === 'observable') return observeLocked(call);
-  if (kind === 'iterable') return iterateLocked(call);
-  return promiseLocked(call);
+/** What a `@WithLock` method locks with, fixed when it is decorated. */
+export interface LockedMethodPlan {
+  readonly options: LockedCallOptions;
+  /** `@WithLock on Class.method`, for messages. */
+  readonly where: string;
+  /** The lock service for calls on `instance`; throws a typed error when no module bound it. */
+  service(instance: unknown): LockServiceBase;
+  /** The resources of a call with `args`; throws a typed error on a bad key value. */
+  resources(args: readonly unknown[]): string[];
+  /** The decorated method itself. */
+  readonly method: (...args: unknown[]) => unknown;
 }
 
-/** The lock is held until the result (or the promise of it) settles; lazy results are refused. */
-function promiseLocked(call: LockedCall): Promise<unknown> {
-  let prepared: ReturnType<LockedCall['prepare']>;
-  try {
-    prepared = call.prepare();
-  } catch (err) {
-    return Promise.reject(err);
-  }
-  return prepared.service.runLocked(
-    prepared.resources,
-    call.options,
-    () => {
-      const result = call.invoke();
-      if (isThenable(result)) return Promise.resolve(result).then((value) => refuseLazyResult(value, call.where));
-      return refuseLazyResult(result, call.where);
-    },
-    call.where,
-  );
+/**
+ * The body of a `@WithLock` wrapper: runs a call on `instance` with `args` under its lock, holding
+ * it as long as its result of `kind` is being consumed. Made once per decorated method, so a call
+ * allocates only what it must.
+ */
+export function lockedCaller(kind: LockedReturnKind, plan: LockedMethodPlan): (instance: unknown, args: unknown[]) => unknown {
+  if (kind === 'promise') return promiseCaller(plan);
+  const run = kind === 'observable' ? observeLocked : iterateLocked;
+  return (instance, args) =>
+    run({
+      options: plan.options,
+      where: plan.where,
+      prepare: () => ({ service: plan.service(instance), resources: plan.resources(args) }),
+      invoke: () => plan.method.apply(instance, args),
+    });
+}
+
+/**
+ * The lock is held until the result (or the promise of it) settles; lazy results are refused.
+ * The common case, so it has no {@link LockedCall} object and no closures beyond the body's.
+ */
+function promiseCaller(plan: LockedMethodPlan): (instance: unknown, args: unknown[]) => Promise<unknown> {
+  const { options, where, method } = plan;
+  const refuse = (value: unknown): unknown => refuseLazyResult(value, where);
+  // What a promise resolves to is checked too: an Observable inside a Promise is lazy work as well.
+  const settle = (result: unknown): unknown => (isThenable(result) ? Promise.resolve(result).then(refuse) : refuse(result));
+  return (instance, args) => {
+    let service: LockServiceBase;
+    let resources: string[];
+    try {
+      service = plan.service(instance);
+      resources = plan.resources(args);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return service.runLocked(resources, options, () => settle(method.apply(instance, args)), where);
+  };
 }
 
 /**
