@@ -6,8 +6,7 @@
  * no-op guard + interceptor), and the top frames by self time, grouped by where the code lives:
  * where the layer's per-call time goes. Raw profiles go to `.bench-results/*.cpuprofile`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { openProfiler, reportProfile, type CpuProfile } from './cpu-profile.js';
 import { BenchNodes } from './nodes.js';
 import { median } from './stats.js';
 import { printTable } from './table.js';
@@ -27,55 +26,9 @@ const BASELINE: Partial<Record<NestVariant, NestVariant>> = {
   'HTTP no-op guard+interceptor': 'HTTP bare using()',
 };
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/** Where a frame's code lives: our Nest layer, our core, Nest, Express, rxjs, the Redis client, Node, V8. */
-function area(url: string, name: string): string {
-  if (url === '') return name.startsWith('(') ? name : 'native';
-  if (url.includes('/packages/nestjs/')) return 'redlock-nest/nestjs';
-  if (url.includes('/packages/core/')) return 'redlock-nest/core';
-  if (url.includes('/@nestjs/')) return '@nestjs';
-  if (url.includes('/rxjs/')) return 'rxjs';
-  if (url.includes('/ioredis/') || url.includes('/@ioredis/') || url.includes('/redis-parser/')) return 'ioredis';
-  if (url.includes('/node_modules/')) return `other (${/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? '?'})`;
-  if (url.startsWith('node:')) return 'node';
-  return 'other';
-}
-
-/** Self time (µs) per frame and per area, idle excluded. */
-function summarize(profile: CpuProfile): { frames: Map<string, number>; areas: Map<string, number>; totalUs: number } {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const frames = new Map<string, number>();
-  const areas = new Map<string, number>();
-  let totalUs = 0;
-  profile.samples.forEach((id, i) => {
-    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-    if (functionName === '(idle)') return;
-    const us = profile.timeDeltas[i] ?? 0;
-    const file = url.split('/').slice(-1)[0] ?? '';
-    const frame = `${functionName || '(anonymous)'} ${file}${file ? `:${lineNumber + 1}` : ''}`;
-    frames.set(frame, (frames.get(frame) ?? 0) + us);
-    const a = area(url, functionName);
-    areas.set(a, (areas.get(a) ?? 0) + us);
-    totalUs += us;
-  });
-  return { frames, areas, totalUs };
-}
-
 const nodes = await BenchNodes.start(5);
 const bench = await startNest(nodes.urls);
-const session = new Session();
-session.connect();
-await session.post('Profiler.enable');
-await session.post('Profiler.setSamplingInterval', { interval: 100 });
+const profiler = await openProfiler();
 const cpuPerCall = new Map<NestVariant, number[]>();
 const profiles = new Map<NestVariant, CpuProfile>();
 try {
@@ -83,20 +36,20 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const v of round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
       process.stderr.write(`[nest-profile] round ${round + 1}/${ROUNDS}: ${v}\n`);
-      await session.post('Profiler.start');
-      const { cpuUs } = await nestRound(bench, v, OPS);
-      const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+      const {
+        result: { cpuUs },
+        profile,
+      } = await profiler.record(() => nestRound(bench, v, OPS));
       cpuPerCall.set(v, [...(cpuPerCall.get(v) ?? []), cpuUs]);
       profiles.set(v, profile); // the last round's: warmed and optimized
     }
   }
 } finally {
-  session.disconnect();
+  profiler.close();
   await stopNest(bench);
   await nodes.stop();
 }
 
-mkdirSync('.bench-results', { recursive: true });
 printTable(
   `CPU time per call (median of ${ROUNDS} rounds of ${OPS}; overhead paired per round)`,
   VARIANTS.map((v) => {
@@ -111,19 +64,5 @@ printTable(
   }),
 );
 for (const v of VARIANTS) {
-  const profile = profiles.get(v)!;
-  writeFileSync(`.bench-results/nest-profile-${v.replace(/[^a-z0-9]+/gi, '-')}-${Date.now()}.cpuprofile`, JSON.stringify(profile));
-  const { frames, areas, totalUs } = summarize(profile);
-  const share = (us: number): string => `${((100 * us) / totalUs).toFixed(1)}%`;
-  printTable(
-    `${v}: self time by area (busy time only)`,
-    [...areas].sort((a, b) => b[1] - a[1]).map(([where, us]) => ({ area: where, 'µs/call': us / OPS, share: share(us) })),
-  );
-  printTable(
-    `${v}: top ${TOP} frames by self time`,
-    [...frames]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, TOP)
-      .map(([frame, us]) => ({ frame, 'µs/call': us / OPS, share: share(us) })),
-  );
+  reportProfile(profiles.get(v)!, { title: v, file: `nest-profile-${v}`, ops: OPS, unit: 'call', top: TOP });
 }
