@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSharedDatabase } from '../orders/shared-database.js';
 
 /** One batch job that ran: in which queue, on which instance, in which order. */
 export interface BatchRun {
@@ -28,11 +27,7 @@ export class BatchRunsStore {
   private readonly db: Database.Database;
 
   constructor(readonly file: string) {
-    mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 10000');
-    this.db.exec(SCHEMA);
+    this.db = openSharedDatabase(file, SCHEMA);
   }
 
   record(run: Omit<BatchRun, 'seq'>): BatchRun {

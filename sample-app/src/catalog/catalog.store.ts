@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { setImmediate as yieldOnce } from 'node:timers/promises';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSharedDatabase } from '../orders/shared-database.js';
 
 /** A catalog entry and the price history that must match it. */
 export interface CatalogItem {
@@ -39,11 +38,7 @@ export class CatalogStore {
   private readonly db: Database.Database;
 
   constructor(readonly file: string) {
-    mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 10000');
-    this.db.exec(SCHEMA);
+    this.db = openSharedDatabase(file, SCHEMA);
   }
 
   /** Creates sku-1..sku-count at version 1, keeping existing ones. */

@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { setImmediate as yieldOnce } from 'node:timers/promises';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSharedDatabase } from '../orders/shared-database.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS hot_counters (
@@ -19,11 +18,7 @@ export class HotCounterStore {
   private readonly db: Database.Database;
 
   constructor(readonly file: string) {
-    mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 10000');
-    this.db.exec(SCHEMA);
+    this.db = openSharedDatabase(file, SCHEMA);
   }
 
   value(name: string): number {

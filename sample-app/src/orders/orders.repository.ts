@@ -1,9 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { StaleFencingTokenError } from '@redlock-nest/core';
 import { OrderNotFoundError, type JobRun, type LedgerReport, type Order, type Payment } from './order.types.js';
 import { SCHEMA } from './schema.js';
+import { openSharedDatabase } from './shared-database.js';
 
 /** The lock resource (and fencing resource) of an order. */
 export function orderResource(orderId: number): string {
@@ -42,14 +41,8 @@ export class OrdersRepository {
   private readonly captureTx: (orderId: number, token: bigint | undefined, instance: string) => CaptureOutcome;
 
   constructor(readonly file: string) {
-    mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
-    // WAL: readers never block the writer, and three processes can share the file.
-    this.db.pragma('journal_mode = WAL');
-    // Writers from other instances queue for the write lock instead of failing with SQLITE_BUSY.
-    this.db.pragma('busy_timeout = 10000');
+    this.db = openSharedDatabase(file, SCHEMA);
     this.db.pragma('synchronous = NORMAL');
-    this.db.exec(SCHEMA);
     this.findStmt = this.db.prepare('SELECT id, amount_cents, status, paid_by, fence FROM orders WHERE id = ?').safeIntegers(true);
     this.fencedUpdate = this.db.prepare(
       `UPDATE orders SET status = 'paid', paid_by = @instance, paid_at = @at, fence = @token
