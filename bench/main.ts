@@ -54,7 +54,8 @@ async function uncontended(nodes: BenchNodes): Promise<void> {
     log(`uncontended round ${round + 1}/${cfg.rounds}`);
     for (const name of rotate(names, round)) {
       const c = contenders.get(name)!;
-      if (round === 0) await latency(c, 50, `${name}:warm`);
+      // Warmed alike and long enough for every library's code to be optimized (a service runs warm).
+      if (round === 0) await latency(c, 1_000, `${name}:warm`);
       lat.set(name, [...(lat.get(name) ?? []), await latency(c, cfg.latencyOps, name)]);
       tp.set(name, [...(tp.get(name) ?? []), await throughput(c, 64, cfg.tpMs, name)]);
       if (name !== FLOOR) ext.set(name, [...(ext.get(name) ?? []), await extend(c, cfg.extendOps, name)]);

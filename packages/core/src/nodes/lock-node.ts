@@ -106,8 +106,14 @@ export class LockNode {
   readonly label: string;
   private connecting: Promise<void> | undefined;
   private closed = false;
-  /** This tick's commands, handed to the client together when the tick ends (see batchForTick). */
-  private tickBatch: Array<(writtenAt: number) => void> | undefined;
+  /**
+   * This tick's writes (see batchForTick): undefined before the first, null once it was
+   * written directly, then the batch of the others, handed to the client when the tick ends.
+   */
+  private tickBatch: Array<(writtenAt: number) => void> | null | undefined;
+  /** The backstop of a client created without a command timeout (see ClientHandle.backstopMs). */
+  private readonly backstopMs: number | undefined;
+  private backstop: NodeJS.Timeout | undefined;
   /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established (per master on a cluster). */
   private readonly sentInFull = new Set<string>();
   /** Commands called and not yet settled (written or not), so close() can let them land before QUIT. */
@@ -137,6 +143,7 @@ export class LockNode {
     this.client = handle.client;
     this.owned = handle.owned;
     this.label = handle.label;
+    this.backstopMs = handle.backstopMs;
     this.connection = new NodeConnectionState(this.client, this.label, warn);
     this.cluster = (this.client as { isClusterClient?: boolean }).isClusterClient === true;
     // A reconnect may reach a restarted server with an empty script cache.
@@ -308,12 +315,13 @@ export class LockNode {
 
   private issue<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire): Promise<T> {
     this.written.add(wire);
+    if (this.backstopMs !== undefined && !this.backstop) this.armBackstop(this.backstopMs);
     const batch = this.batchForTick();
     if (!batch) {
       stamp(wire, performance.now());
       return handOver(command, this.client);
     }
-    // Written when the tick ends: its clocks (ours, and the client's own command timeout) start then.
+    // Written when the tick ends: its clocks (ours, and a client's own command timeout) start then.
     if (wire.slot) wire.slot.waitingSince = NaN;
     return new Promise<T>((resolve, reject) => {
       batch.push((writtenAt) => {
@@ -375,33 +383,67 @@ export class LockNode {
   }
 
   /**
-   * The batch of this tick's commands to the node, handed to the client together when the
-   * tick ends, inside one cork of its socket; undefined when the client has no socket to cork.
-   * Commands issued together (concurrent callers, a round's release) then leave in one write.
-   * This replaces ioredis' auto-pipelining, which waits for setImmediate and lets one pipeline
-   * per connection be in flight: on a busy event loop that cost a single caller ~40% latency.
-   * The commands are handed over at the write, not when issued: a tick of thousands of calls
-   * can run for seconds, and the client's own command timeout, armed when it gets a command,
-   * would otherwise fire before the replies are read (that time is ours, not the node's).
+   * Where this tick's command to the node goes: undefined to write it now, or the batch of this
+   * tick's commands, handed to the client together when the tick ends, inside one cork of its
+   * socket. The first command of a tick is written at once (a single caller, the common case,
+   * pays no batching); the others of the same tick (concurrent callers, a burst) leave together
+   * in one more write. This replaces ioredis' auto-pipelining, which waits for setImmediate and
+   * lets one pipeline per connection be in flight: on a busy event loop that cost a single
+   * caller ~40% latency. The batched commands are handed over at the write, not when issued: a
+   * tick of thousands of calls can run for seconds, and a client's own command timeout, armed
+   * when it gets a command, would otherwise fire before the replies are read (that time is
+   * ours, not the node's). Without a socket to cork, every command is written at once.
    */
   private batchForTick(): Array<(writtenAt: number) => void> | undefined {
-    if (this.tickBatch) return this.tickBatch;
+    const batch = this.tickBatch;
+    if (batch) return batch;
+    if (batch === undefined) {
+      this.tickBatch = null;
+      process.nextTick(this.endTick);
+      return undefined;
+    }
     const stream = (this.client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
     if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
-    const batch: Array<(writtenAt: number) => void> = [];
-    this.tickBatch = batch;
-    process.nextTick(() => {
-      this.tickBatch = undefined;
-      const writtenAt = performance.now();
-      stream.cork!();
-      try {
-        for (const write of batch) write(writtenAt);
-      } finally {
-        stream.uncork!();
-      }
-    });
-    return batch;
+    return (this.tickBatch = []);
   }
+
+  /** Writes this tick's batch, if any, in one cork of the socket. */
+  private readonly endTick = (): void => {
+    const batch = this.tickBatch;
+    this.tickBatch = undefined;
+    if (!batch) return;
+    const stream = (this.client as { stream?: { cork(): void; uncork(): void } }).stream!;
+    const writtenAt = performance.now();
+    stream.cork();
+    try {
+      for (const write of batch) write(writtenAt);
+    } finally {
+      stream.uncork();
+    }
+  };
+
+  /**
+   * One timer for all the node's commands, not one per command (see ClientHandle.backstopMs). It
+   * rechecks after the poll phase, as a round does: replies that arrived while this process
+   * stalled are read first. A node that left a command unanswered for the whole backstop (not
+   * counting the time we spent reading its other replies) is reconnected: ioredis then fails
+   * every command waiting on it, and the connection's cause names the silence.
+   */
+  private armBackstop(ms: number): void {
+    this.backstop = setTimeout(() => setImmediate(this.checkBackstop), Math.max(1, ms));
+    this.backstop.unref();
+  }
+
+  private readonly checkBackstop = (): void => {
+    this.backstop = undefined;
+    const waiting = this.unansweredSince();
+    if (this.closed || Number.isNaN(waiting)) return;
+    const silentFor = performance.now() - this.silentSince(waiting);
+    const limit = this.backstopMs!;
+    if (silentFor < limit) return this.armBackstop(limit - silentFor);
+    this.connection.silent(Math.round(silentFor));
+    (this.client as { disconnect(reconnect?: boolean): void }).disconnect(true);
+  };
 
   private async settleInFlight(boundMs: number): Promise<void> {
     if (this.inFlight === 0) return;
@@ -423,6 +465,7 @@ export class LockNode {
     this.readyWaiters = [];
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.backstop);
     // How long the node may take to say anything at all: its connect timeout (its command
     // timeout is a late backstop, see commandBackstopMs), else the command timeout of a client that has none.
     const timeoutMs = this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000;

@@ -49,7 +49,7 @@ export class NodeConnectionState {
   constructor(
     private readonly client: EventSource,
     private readonly label: string,
-    warn: ((message: string) => void) | undefined,
+    private readonly warn: ((message: string) => void) | undefined,
   ) {
     const on = (event: string, listener: (...args: unknown[]) => void): void => {
       this.listeners.push([event, listener]);
@@ -59,9 +59,7 @@ export class NodeConnectionState {
       this.cause = this.withAddress(describeNodeError(err));
       const code = (err as { code?: unknown } | null)?.code;
       this.causeCode = typeof code === 'string' ? code : undefined;
-      if (this.downSince !== undefined) return;
-      this.downSince = performance.now();
-      warn?.(`lock node ${label} is down (${this.cause}); it counts as failed until it reconnects.`);
+      this.markDown();
     });
     on('close', () => {
       // The server went away without a socket error (killed, restarted): the reconnect's error refines it.
@@ -75,6 +73,24 @@ export class NodeConnectionState {
       this.downSince = undefined;
       warn?.(`lock node ${label} is back up (down for ${downS < 10 ? downS.toFixed(1) : Math.round(downS)} s).`);
     });
+  }
+
+  /**
+   * The node left a command unanswered for `ms` (its backstop, see LockNode) and is about to be
+   * reconnected: that is the cause its waiting commands fail with, as a timeout (the node may
+   * only be slow, and is retried).
+   */
+  silent(ms: number): void {
+    this.cause = `no answer from ${this.label} for ${ms} ms; reconnecting`;
+    this.causeCode = 'ETIMEDOUT';
+    this.markDown();
+  }
+
+  /** The "down" line, once per outage. */
+  private markDown(): void {
+    if (this.downSince !== undefined) return;
+    this.downSince = performance.now();
+    this.warn?.(`lock node ${this.label} is down (${this.cause}); it counts as failed until it reconnects.`);
   }
 
   /** Removes our listeners from the client (one passed in outlives its Redlock). */

@@ -30,14 +30,14 @@ export function backstopTimeoutMs(nodeTimeoutMs: number): number {
 }
 
 /**
- * The client-side command timeout of the clients this library creates: a late backstop only
- * (it frees the commands of a node that stopped answering), never what judges a node. Each
- * lock round times its nodes itself, from when the command was written and only after
- * reading what already arrived. The client's timer fires in the timers phase, before the
- * poll phase reads replies, so when this process stalls past it (a long GC pause, a starved
- * CPU) it fails commands whose replies sit unread in the socket, and reports a busy machine
- * as an outage of every node: at 1 s, a stall of 1.5 s failed every call of a burst with
- * QuorumUnavailableError. So it is far above any stall we expect: 20 × nodeTimeoutMs, at least 10 s.
+ * The command backstop of the clients this library creates: it frees the commands of a node
+ * that stopped answering (see LockNode), and never judges a node. Each lock round times its
+ * nodes itself, from when the command was written and only after reading what already
+ * arrived. ioredis' own command timeout, this backstop's first form, fired in the timers phase,
+ * before the poll phase read the replies: when this process stalled past it (a long GC pause, a
+ * starved CPU), it failed commands whose replies sat unread in the socket and reported a busy
+ * machine as an outage of every node (at 1 s, a stall of 1.5 s failed every call of a burst with
+ * QuorumUnavailableError). So it is far above any stall we expect: 20 × nodeTimeoutMs, at least 10 s.
  */
 export function commandBackstopMs(nodeTimeoutMs: number): number {
   return Math.max(10_000, nodeTimeoutMs * 20);
@@ -117,14 +117,30 @@ export interface ClientHandle {
   readonly client: RedisClientLike;
   readonly owned: boolean;
   readonly label: string;
+  /**
+   * A client created without ioredis' per-command timeout: its node's own backstop, after which
+   * a node that left a command unanswered is reconnected (see LockNode and ownClientOptions).
+   */
+  readonly backstopMs?: number;
+}
+
+/**
+ * The options of a client created from a URL: {@link failFastOptions} without ioredis' command
+ * timeout. ioredis arms (and clears) one timer per command when it has one: 10 timers per
+ * acquire + release on 5 nodes, about 7% of the uncontended path's CPU (bench:profile). The node
+ * keeps the same backstop with one timer for all its commands (LockNode's backstop).
+ */
+function ownClientOptions(nodeTimeoutMs: number): RedisOptions {
+  const { commandTimeout: _backstop, ...options } = failFastOptions(nodeTimeoutMs);
+  return options;
 }
 
 /** Turns one `nodes[]` entry into a client, creating and configuring it when needed. */
 export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {
   if (typeof input === 'string') {
     checkUrl(input, index);
-    const client = new Redis(input, failFastOptions(nodeTimeoutMs)) as unknown as RedisClientLike;
-    return { client, owned: true, label: labelOf(client, index) };
+    const client = new Redis(input, ownClientOptions(nodeTimeoutMs)) as unknown as RedisClientLike;
+    return { client, owned: true, label: labelOf(client, index), backstopMs: commandBackstopMs(nodeTimeoutMs) };
   }
   const given: unknown = input; // JavaScript callers can pass anything
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
@@ -152,11 +168,10 @@ export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: nu
     return { client: input, owned: false, label };
   }
   checkNodeOptions(input, index);
-  const client = new Redis({
-    ...(input as RedisOptions),
-    ...failFastOptions((input as RedisOptions).commandTimeout ?? nodeTimeoutMs),
-  }) as unknown as RedisClientLike;
-  return { client, owned: true, label: labelOf(client, index) };
+  // A commandTimeout of the user's own sets the node's backstop as nodeTimeoutMs would (see commandBackstopMs).
+  const { commandTimeout, ...options } = input as RedisOptions;
+  const client = new Redis({ ...options, ...ownClientOptions(commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
+  return { client, owned: true, label: labelOf(client, index), backstopMs: commandBackstopMs(commandTimeout ?? nodeTimeoutMs) };
 }
 
 /** ioredis statuses in which the client has a socket that will emit 'close' (and then 'end'). */

@@ -1,0 +1,97 @@
+/**
+ * The command backstop of a client this library creates (ClientHandle.backstopMs): one timer for
+ * all of a node's commands instead of ioredis' timer per command. A node that leaves a command
+ * unanswered for the whole backstop is reconnected and its commands fail as timeouts; a process
+ * that stalls while the node answers does not fail them (replies read first). Real servers,
+ * paused with SIGSTOP; the stall is this process blocked in spawnSync.
+ */
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { RedisServer } from '@redlock-nest/redis-process';
+import { redisCliBin } from '../../../packages/redis-process/src/redis-cli.js';
+import { LockNode } from '../../../packages/core/src/nodes/lock-node.js';
+import { failFastOptions, type RedisClientLike } from '../../../packages/core/src/nodes/redis-client.js';
+
+const BACKSTOP_MS = 400;
+
+/** A node whose client has no command timeout of its own, as toClient makes them, with a short backstop. */
+function backstoppedNode(server: RedisServer, warnings: string[]): LockNode {
+  const { commandTimeout: _perCommand, ...options } = failFastOptions(100);
+  const client = new Redis(server.url, options) as unknown as RedisClientLike;
+  return new LockNode({ client, owned: true, label: `127.0.0.1:${server.port}`, backstopMs: BACKSTOP_MS }, (w) => warnings.push(w));
+}
+
+/** Blocks this process (no event loop turn) until the node has answered `ping` on another connection, `times` times. */
+function stallWhileNodeAnswers(server: RedisServer, times: number): void {
+  for (let i = 0; i < times; i++) {
+    const cli = spawnSync(redisCliBin(), ['-h', '127.0.0.1', '-p', String(server.port), 'PING'], { encoding: 'utf8' });
+    expect(cli.stdout.trim()).toBe('PONG');
+  }
+}
+
+describe('a node without a per-command timeout', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('sets no ioredis command timeout, so no timer is armed per command', async () => {
+    const { toClient } = await import('../../../packages/core/src/nodes/redis-client.js');
+    const handle = toClient(server.url, 0, 200, () => undefined);
+    expect(handle.client.options?.commandTimeout).toBeUndefined();
+    expect(handle.backstopMs).toBe(10_000);
+    const withOwn = toClient({ host: '127.0.0.1', port: server.port, commandTimeout: 1_000 }, 0, 200, () => undefined);
+    expect(withOwn.client.options?.commandTimeout).toBeUndefined();
+    expect(withOwn.backstopMs).toBe(20_000);
+    for (const h of [handle, withOwn]) (h.client as unknown as Redis).disconnect();
+  });
+
+  it('fails the commands of a node silent past the backstop as timeouts, reconnects, and says so', async () => {
+    const warnings: string[] = [];
+    const node = backstoppedNode(server, warnings);
+    try {
+      expect(await node.call((c) => c.pttl('backstop:absent'))).toBe(-2);
+      server.pause();
+      const stuck = node
+        .call((c) => c.pttl('backstop:absent'))
+        .then(
+          () => undefined,
+          (err: unknown) => err as Error & { code?: string },
+        );
+      const err = await stuck;
+      server.resume();
+      expect(err).toBeInstanceOf(Error);
+      expect(err!.message).toMatch(/^no answer from 127\.0\.0\.1:\d+ for \d+ ms; reconnecting$/);
+      expect(err!.code).toBe('ETIMEDOUT');
+      const back = new Promise<void>((resolve) => node.onNextReady(resolve));
+      await back;
+      expect(await node.call((c) => c.pttl('backstop:absent'))).toBe(-2);
+      expect(warnings[0]).toMatch(/is down \(no answer from .* ms; reconnecting\)/);
+      expect(warnings[1]).toMatch(/is back up/);
+    } finally {
+      if (server.paused) server.resume();
+      await node.close();
+    }
+  });
+
+  it('does not fail a command whose reply sat unread while this process stalled past the backstop', async () => {
+    const warnings: string[] = [];
+    const node = backstoppedNode(server, warnings);
+    try {
+      expect(await node.call((c) => c.pttl('backstop:absent'))).toBe(-2);
+      const sent = node.call((c) => c.pttl('backstop:unread'));
+      // Every spawnSync blocks the event loop: the node answers meanwhile (a later connection's
+      // PING is answered after ours), and the stall outlasts the backstop (each spawn takes ms).
+      const start = performance.now();
+      while (performance.now() - start < BACKSTOP_MS * 2) stallWhileNodeAnswers(server, 1);
+      expect(await sent).toBe(-2);
+      expect(warnings).toEqual([]);
+    } finally {
+      await node.close();
+    }
+  });
+});
