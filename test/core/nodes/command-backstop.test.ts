@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
+import { QuorumUnavailableError, Redlock } from '@redlock-nest/core';
 import { RedisServer } from '@redlock-nest/redis-process';
 import { redisCliBin } from '../../../packages/redis-process/src/redis-cli.js';
 import { LockNode } from '../../../packages/core/src/nodes/lock-node.js';
@@ -92,6 +93,34 @@ describe('a node without a per-command timeout', () => {
       expect(warnings).toEqual([]);
     } finally {
       await node.close();
+    }
+  });
+
+  it('fails a connection whose ready check gets no answer (a node paused before it was reached) after the connect timeout', async () => {
+    // The TCP connect succeeds (the paused server's kernel accepts it); the ready check's INFO
+    // gets no answer. Without a per-command timeout nothing else would end that handshake, and
+    // commands waiting for the connection would never be charged to the node.
+    const others = [await RedisServer.start(), await RedisServer.start()];
+    const warnings: string[] = [];
+    const redlock = new Redlock([server.url, ...others.map((o) => o.url)], { nodeTimeoutMs: 100, onWarning: (w) => warnings.push(w) });
+    try {
+      for (const o of others) o.pause();
+      const err = await redlock.tryAcquire('backstop:handshake', 5_000).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(QuorumUnavailableError);
+      const statuses = (err as QuorumUnavailableError).nodes.map((n) => n.status);
+      expect(statuses.filter((s) => s !== 'ok')).toHaveLength(2);
+      expect(warnings.join('\n')).toMatch(/no answer to the connection's ready check/);
+      for (const o of others) o.resume();
+      // Back: the next connect completes and the lock is granted.
+      const lock = await redlock.acquire('backstop:handshake', 5_000, { timeoutMs: 10_000 });
+      await lock.release();
+    } finally {
+      for (const o of others) if (o.paused) o.resume();
+      await redlock.close();
+      await Promise.all(others.map((o) => o.stop()));
     }
   });
 });

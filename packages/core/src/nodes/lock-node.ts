@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CommandBacklog } from './command-backlog.js';
 import { replyCode } from '../errors/error-hints.js';
+import { NodeBackstop } from './node-backstop.js';
 import { NodeConnectionState } from './node-state.js';
 import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
 
@@ -111,9 +112,10 @@ export class LockNode {
    * written directly, then the batch of the others, handed to the client when the tick ends.
    */
   private tickBatch: Array<(writtenAt: number) => void> | null | undefined;
+  /** Whether the client arms a timer per command (its own commandTimeout): then no command is written before its tick ends. */
+  private readonly timedPerCommand: boolean;
   /** The backstop of a client created without a command timeout (see ClientHandle.backstopMs). */
-  private readonly backstopMs: number | undefined;
-  private backstop: NodeJS.Timeout | undefined;
+  private readonly backstop: NodeBackstop | undefined;
   /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established (per master on a cluster). */
   private readonly sentInFull = new Set<string>();
   /** Commands called and not yet settled (written or not), so close() can let them land before QUIT. */
@@ -143,7 +145,7 @@ export class LockNode {
     this.client = handle.client;
     this.owned = handle.owned;
     this.label = handle.label;
-    this.backstopMs = handle.backstopMs;
+    this.timedPerCommand = this.client.options?.commandTimeout !== undefined;
     this.connection = new NodeConnectionState(this.client, this.label, warn);
     this.cluster = (this.client as { isClusterClient?: boolean }).isClusterClient === true;
     // A reconnect may reach a restarted server with an empty script cache.
@@ -154,6 +156,21 @@ export class LockNode {
       for (const notify of waiting) notify();
     });
     this.listen('error', () => guardSocketErrors(this.client));
+    if (handle.backstopMs !== undefined) {
+      this.backstop = new NodeBackstop(
+        {
+          client: this.client,
+          connection: this.connection,
+          label: this.label,
+          silence: () => {
+            const waiting = this.unansweredSince();
+            return Number.isNaN(waiting) ? NaN : this.silentSince(waiting);
+          },
+          isClosed: () => this.closed,
+        },
+        handle.backstopMs,
+      );
+    }
   }
 
   private listen(event: string, listener: () => void): void {
@@ -315,7 +332,7 @@ export class LockNode {
 
   private issue<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire): Promise<T> {
     this.written.add(wire);
-    if (this.backstopMs !== undefined && !this.backstop) this.armBackstop(this.backstopMs);
+    this.backstop?.written();
     const batch = this.batchForTick();
     if (!batch) {
       stamp(wire, performance.now());
@@ -387,7 +404,9 @@ export class LockNode {
    * tick's commands, handed to the client together when the tick ends, inside one cork of its
    * socket. The first command of a tick is written at once (a single caller, the common case,
    * pays no batching); the others of the same tick (concurrent callers, a burst) leave together
-   * in one more write. This replaces ioredis' auto-pipelining, which waits for setImmediate and
+   * in one more write. Not on a client with a command timeout of its own (one passed in): its
+   * timer starts when it gets the command, and a tick that then runs long (this process busy)
+   * would let it fire before the reply is read, so all of that tick's commands wait for its end. This replaces ioredis' auto-pipelining, which waits for setImmediate and
    * lets one pipeline per connection be in flight: on a busy event loop that cost a single
    * caller ~40% latency. The batched commands are handed over at the write, not when issued: a
    * tick of thousands of calls can run for seconds, and a client's own command timeout, armed
@@ -397,13 +416,14 @@ export class LockNode {
   private batchForTick(): Array<(writtenAt: number) => void> | undefined {
     const batch = this.tickBatch;
     if (batch) return batch;
-    if (batch === undefined) {
+    if (batch === undefined && !this.timedPerCommand) {
       this.tickBatch = null;
       process.nextTick(this.endTick);
       return undefined;
     }
     const stream = (this.client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
     if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
+    if (batch === undefined) process.nextTick(this.endTick);
     return (this.tickBatch = []);
   }
 
@@ -420,29 +440,6 @@ export class LockNode {
     } finally {
       stream.uncork();
     }
-  };
-
-  /**
-   * One timer for all the node's commands, not one per command (see ClientHandle.backstopMs). It
-   * rechecks after the poll phase, as a round does: replies that arrived while this process
-   * stalled are read first. A node that left a command unanswered for the whole backstop (not
-   * counting the time we spent reading its other replies) is reconnected: ioredis then fails
-   * every command waiting on it, and the connection's cause names the silence.
-   */
-  private armBackstop(ms: number): void {
-    this.backstop = setTimeout(() => setImmediate(this.checkBackstop), Math.max(1, ms));
-    this.backstop.unref();
-  }
-
-  private readonly checkBackstop = (): void => {
-    this.backstop = undefined;
-    const waiting = this.unansweredSince();
-    if (this.closed || Number.isNaN(waiting)) return;
-    const silentFor = performance.now() - this.silentSince(waiting);
-    const limit = this.backstopMs!;
-    if (silentFor < limit) return this.armBackstop(limit - silentFor);
-    this.connection.silent(Math.round(silentFor));
-    (this.client as { disconnect(reconnect?: boolean): void }).disconnect(true);
   };
 
   private async settleInFlight(boundMs: number): Promise<void> {
@@ -465,7 +462,7 @@ export class LockNode {
     this.readyWaiters = [];
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.backstop);
+    this.backstop?.close();
     // How long the node may take to say anything at all: its connect timeout (its command
     // timeout is a late backstop, see commandBackstopMs), else the command timeout of a client that has none.
     const timeoutMs = this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000;

@@ -76,12 +76,12 @@ export class NodeConnectionState {
   }
 
   /**
-   * The node left a command unanswered for `ms` (its backstop, see LockNode) and is about to be
-   * reconnected: that is the cause its waiting commands fail with, as a timeout (the node may
-   * only be slow, and is retried).
+   * The node stopped answering (`why`, see LockNode's backstop and ready-check guard) and is about
+   * to be reconnected: that is the cause its waiting commands fail with, as a timeout (the node
+   * may only be slow, and is retried).
    */
-  silent(ms: number): void {
-    this.cause = `no answer from ${this.label} for ${ms} ms; reconnecting`;
+  silent(why: string): void {
+    this.cause = `${why}; reconnecting`;
     this.causeCode = 'ETIMEDOUT';
     this.markDown();
   }

@@ -66,6 +66,9 @@ export interface NodeLook {
 export async function inspectNode(node: LockNode): Promise<'blind' | NodeLook> {
   let info: string;
   try {
+    // On the client, not through the node (LockNode.call): there it would queue behind a burst's
+    // backlog, and every grant of the burst would wait for this first look. A node that never
+    // answers is still failed by its backstop, with the node's own commands.
     info = await node.client.info('default');
   } catch (err) {
     if (err instanceof Error && err.message.startsWith('NOPERM')) return 'blind';
