@@ -22,6 +22,8 @@ export default {
   // Every test file: a test fails on any unhandledRejection, uncaughtException or process warning.
   setupFilesAfterEnv: ['<rootDir>/test/harness/fail-on-process-events.ts'],
   testTimeout: 30000,
+  // npm test's shards split the files by their recorded durations (test/durations.json).
+  testSequencer: '<rootDir>/test/harness/duration-sequencer.js',
   // Files run one at a time per jest run; `npm test` runs two jest runs side by side, each on its
   // own port range (scripts/test-shards.mjs).
   maxWorkers: 1,

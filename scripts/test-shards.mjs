@@ -10,10 +10,16 @@
 //   npm test                                   # build, typecheck, then both shards
 //   node scripts/test-shards.mjs test/core     # a part of the suite, still sharded
 //   REDLOCK_NEST_TEST_SHARDS=1 npm test        # one shard: the whole suite in one jest run
+//   npm run test:durations                     # the whole suite, then rewrite test/durations.json
 //
+// The shards split the files by their durations in test/durations.json (see
+// test/harness/duration-sequencer.js), so both end at about the same time.
 // Every argument goes to both jest runs. Each shard's lines are printed as they come,
 // prefixed with its number; the last line adds both shards' counts up.
 import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +37,9 @@ function portsOf(shard) {
   return `${lo}-${lo + size - 1}`;
 }
 
+/** `npm run test:durations`: each shard writes its files' seconds here, merged into test/durations.json at the end. */
+const recordDir = process.env.REDLOCK_NEST_UPDATE_DURATIONS ? mkdtempSync(join(tmpdir(), 'redlock-nest-durations-')) : undefined;
+
 const SUMMARY = /^tests: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/;
 const children = [];
 
@@ -41,6 +50,7 @@ function runShard(shard) {
       ...process.env,
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules`.trim(),
       REDLOCK_NEST_PORTS: portsOf(shard),
+      ...(recordDir ? { REDLOCK_NEST_RECORD_DURATIONS: join(recordDir, `shard-${shard}.json`) } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -82,6 +92,21 @@ const broken = results.filter((r) => r.code !== 0 || !r.counts.seen);
 // A shard that crashed before its summary counts as a failure even with no failed test.
 if (broken.length > 0 && total.failed === 0) total.failed = broken.length;
 const seconds = Math.round((Date.now() - started) / 1000);
+if (recordDir) {
+  const file = fileURLToPath(new URL('../test/durations.json', import.meta.url));
+  const merged = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  for (const r of results) {
+    const shardFile = join(recordDir, `shard-${r.shard}.json`);
+    if (existsSync(shardFile)) Object.assign(merged, JSON.parse(readFileSync(shardFile, 'utf8')));
+  }
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const kept = Object.keys(merged)
+    .filter((path) => existsSync(join(root, path)))
+    .sort();
+  writeFileSync(file, `${JSON.stringify(Object.fromEntries(kept.map((path) => [path, merged[path]])), null, 2)}\n`);
+  rmSync(recordDir, { recursive: true, force: true });
+  console.log(`test/durations.json: ${kept.length} files`);
+}
 for (const r of broken) console.error(`shard ${r.shard}/${shards} exited with code ${r.code}${r.counts.seen ? '' : ' before its summary'}.`);
 console.log(`all shards: ${seconds} s`);
 console.log(`tests: ${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ''}`);
