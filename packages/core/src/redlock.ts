@@ -1,14 +1,11 @@
-import { LockLostError, LockNotAcquiredError, RedlockArgumentError, RedlockClosedError } from './errors/errors.js';
-import { runAcquireLoop } from './acquire/acquire-loop.js';
-import { newCohorts } from './cohorts/cohort-rounds.js';
-import { cohortId, type LockCohorts } from './cohorts/lock-cohort.js';
-import { arbiterOf, contentionHints } from './rounds/arbiter-round.js';
-import type { AttemptFailure } from './rounds/attempt-failure.js';
-import { fenceHeldLock, type FencingContext } from './fencing/fencing.js';
-import { FairQueue, type FairSession } from './primitives/fair-queue.js';
+import { LockNotAcquiredError, RedlockArgumentError, RedlockClosedError } from './errors/errors.js';
+import { acquireLoop, type AcquisitionHost } from './acquire/acquisition.js';
+import type { LockCohorts } from './cohorts/lock-cohort.js';
+import type { ContentionHints } from './rounds/arbiter-round.js';
+import type { FairQueue, FairSession } from './primitives/fair-queue.js';
 import { checkNodeIndependence, type NodeReport } from './safety/independence.js';
-import { IndependenceWatch } from './safety/independence-watch.js';
-import { settleExtend } from './lock/extend-outcome.js';
+import type { IndependenceWatch } from './safety/independence-watch.js';
+import { checkValidity } from './lock/lock-rounds.js';
 import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './safety/node-check.js';
 import {
   forceReleaseResource,
@@ -19,49 +16,31 @@ import {
   type OperatorContext,
 } from './operator/operator.js';
 import { primitiveKeys } from './operator/operator-primitives.js';
-import { Lock, type LockOperations, type ReleaseResult } from './lock/lock.js';
-import { LockNode } from './nodes/lock-node.js';
-import { newOwnerToken } from './lock/owner-token.js';
-import { attemptMutex } from './acquire/mutex-attempt.js';
+import type { Lock, LockOperations } from './lock/lock.js';
+import type { LockNode } from './nodes/lock-node.js';
 import { checkDistinctNodes } from './nodes/node-input.js';
-import type { NodeOutcome } from './errors/node-outcome.js';
 import {
   checkAcquireOptions,
   checkPermits,
   checkTtl,
-  checkTtlOverDrift,
   normalizeResources,
   resolveRedlockOptions,
   resolveRetry,
 } from './options/option-checks.js';
-import {
-  DEFAULT_RETRY,
-  type AcquireOptions,
-  type RedlockOptions,
-  type ResolvedRedlockOptions,
-  type ResolvedRetry,
-  type UsingOptions,
-} from './options/options.js';
+import type { AcquireOptions, RedlockOptions, ResolvedRedlockOptions, UsingOptions } from './options/options.js';
 import type { RedisNodeInput } from './nodes/redis-client.js';
-import { keyNamesFor, nodeHandle, type KeyNames } from './nodes/cluster-client.js';
-import { enableReplicaSync } from './nodes/replica-sync.js';
-import { runRound } from './rounds/round.js';
-import { attemptPrimitive, type PrimitiveKind } from './primitives/primitive-attempt.js';
+import type { KeyNames } from './nodes/cluster-client.js';
 import { primitiveFor } from './primitives/primitive-kind.js';
-import { nodeScriptsOf, readPhaseChannels } from './primitives/read-write-lock.js';
-import { extendOnNode, parseExtendReply } from './scripts/extend.js';
-import { parseReleaseReply } from './scripts/release.js';
-import { ReleaseNotifier } from './wakeups/release-notifier.js';
-import { passTurnOnNode, type WakeQueue } from './scripts/wake-queue.js';
-import type { QueueFollowUp } from './scripts/acquire.js';
-import { AddressedWakeups } from './wakeups/addressed-wakeups.js';
-import { createLockContext, type LockContext } from './lock/lock-context.js';
-import { primitiveOf } from './primitives/primitive-label.js';
-import { RestartRule } from './safety/restart-rule.js';
+import type { ReleaseNotifier } from './wakeups/release-notifier.js';
+import type { WakeQueue } from './scripts/wake-queue.js';
+import type { AddressedWakeups } from './wakeups/addressed-wakeups.js';
+import type { LockContext } from './lock/lock-context.js';
+import type { RestartRule } from './safety/restart-rule.js';
 import { runWithLock } from './lock/watchdog.js';
 import { RedlockEmitter, type RedlockEventName } from './observability/events.js';
+import { assembleRedlock } from './redlock-parts.js';
 import type { LockEngine } from './engine.js';
-import { listenerWarning, RedlockTelemetry, type AcquireProbe } from './observability/telemetry.js';
+import { listenerWarning, RedlockTelemetry } from './observability/telemetry.js';
 
 /**
  * Redlock over N independent Redis nodes (N = 1 is the single-instance lock of the Redis
@@ -86,7 +65,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
   /** @internal */ readonly active = new Set<Lock>();
   /** Attempts under way: close() lets them finish, so a lock they win is released, not leaked. */
   private readonly attempting = new Set<Promise<unknown>>();
-  /** @internal */ readonly contention = contentionHints(() => ({ restarts: this.restarts, notices: this.releaseNotices }));
+  /** @internal */ readonly contention: ContentionHints;
   /** @internal */ readonly ops: LockOperations;
   private readonly independence: IndependenceWatch;
   private closing: Promise<void> | undefined;
@@ -104,6 +83,8 @@ export class Redlock extends RedlockEmitter implements LockEngine {
   readonly cohorts: LockCohorts | undefined;
   /** @internal Addressed wake-ups of plain locks: where this process queues for a key and is woken. */
   readonly wakeups: AddressedWakeups;
+  /** What the acquisitions of this instance read and call back (acquire/acquisition.ts). */
+  private readonly acquisitions: AcquisitionHost;
   /** @internal What every round of this instance reads (lock-context.ts): attempts get this, never the Redlock. */
   readonly context: LockContext;
 
@@ -116,121 +97,22 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     }
     this.options = resolveRedlockOptions(options);
     checkDistinctNodes(nodes);
-    const created: LockNode[] = [];
-    try {
-      for (let i = 0; i < nodes.length; i++) {
-        created.push(new LockNode(nodeHandle(nodes[i], i, this.options.nodeTimeoutMs, this.options.onWarning), this.options.onWarning));
-      }
-      this.keyNames = keyNamesFor(this.options.keyPrefix, created);
-      enableReplicaSync(created, options?.replicaSync, this.options.nodeTimeoutMs);
-    } catch (err) {
-      for (const node of created) void node.close();
-      throw err;
-    }
-    this.nodes = created;
-    this.quorum = Math.floor(created.length / 2) + 1;
-    this.independence = new IndependenceWatch(created, this.options.nodeTimeoutMs * 4);
-    this.telemetry = new RedlockTelemetry(this.sink, { nodeCount: created.length, quorum: this.quorum, tracing: this.options.tracing });
-    const rule = this.options.restartRule;
-    this.restarts = rule
-      ? new RestartRule(created, {
-          keyPrefix: this.options.keyPrefix,
-          maxTtlMs: rule.maxTtlMs,
-          declaredTtlMs: rule.declaredTtlMs,
-          // A young node's verdict waits this long at most for the other nodes' first INFO.
-          firstLookMs: this.options.nodeTimeoutMs,
-          onWarning: this.options.onWarning,
-        })
-      : undefined;
-    // A subclass that replaces waitForRetry may not wait by notice: then no one can be seen waiting.
-    const byNotice = this.waitForRetry === Redlock.prototype.waitForRetry;
-    const names = this.keyNames;
-    const lockPrefix = names.lock('');
-    const queue: WakeQueue | undefined =
-      byNotice && !names.tagged
-        ? {
-            id: newOwnerToken().slice(0, 16),
-            prefix: `${this.options.keyPrefix}wake:`,
-            waitersKey: (lockKey) => names.key('waiters', lockKey.slice(lockPrefix.length)),
-          }
-        : undefined;
-    // Linger past one attempt (acquire round + release of partial holds + fencing round),
-    // so a retrying waiter finds its channel still subscribed.
-    this.releaseNotices = new ReleaseNotifier(
-      created.map((node) => node.client),
-      {
-        quorum: this.quorum,
-        lingerMs: 3 * this.options.nodeTimeoutMs + 100,
-        arbiterOf: (key) => arbiterOf(created, key, Infinity),
-        isDown: (node) => created[node]!.connection.isDown,
-        wakesAll: readPhaseChannels(this.options.keyPrefix),
-        ...(queue
-          ? {
-              addressed: {
-                channel: queue.prefix + queue.id,
-                queuedPollMs: DEFAULT_RETRY.delayMs,
-                pass: (node: number, key: string) => void passTurnOnNode(created[node]!, queue, key).catch(() => undefined),
-              },
-            }
-          : {}),
-      },
-    );
-    this.fair = new FairQueue(created, this.quorum, this.options, this.keyNames);
-    const notices = this.releaseNotices;
-    this.wakeups = new AddressedWakeups(queue, {
-      nodes: created,
-      notices,
-      nodeTimeoutMs: this.options.nodeTimeoutMs,
-      onWarning: this.options.onWarning,
-      usable: this.contention.usable,
-    });
-    // A Lock that handed its keys over must never reach them again (its token is the new holder's).
-    const stale = (lock: Lock): LockLostError | undefined => this.cohorts?.refuse(lock);
-    const fencing = (): FencingContext => ({
-      ...this.context.fencingContext(this.options.nodeTimeoutMs),
-      counted: (n, sent) => this.context.counted(n, sent),
-    });
-    this.ops = {
-      extend: (lock, ttlMs) => {
-        const refused = stale(lock);
-        return refused ? Promise.reject(refused) : this.telemetry.observeExtend(lock, ttlMs, () => this.extendLock(lock, ttlMs));
-      },
-      release: (lock) =>
-        this.telemetry.observeRelease(lock, () =>
-          this.cohorts
-            ? this.cohorts.release(lock, (yieldTo, waiting) => this.releaseToNodes(lock, yieldTo, waiting))
-            : this.releaseToNodes(lock, 0, 0),
-        ),
-      fence: (lock) => {
-        const refused = stale(lock);
-        const fenceKeys = lock.resources.map((r) => this.fenceKey(r));
-        return refused ? Promise.reject(refused) : fenceHeldLock(fencing(), lock, fenceKeys);
-      },
-      lost: (lock, error) => {
-        // A handed-off Lock's late extension says nothing about its successor.
-        if (stale(lock)) return;
-        // No longer held: not counted, and not kept alive by us if its owner never releases it.
-        this.active.delete(lock);
-        this.cohorts?.lost(lock);
-        this.telemetry.observeLost(lock, error);
-      },
-    };
-    this.context = createLockContext({
-      nodes: created,
-      quorum: this.quorum,
-      options: this.options,
-      keyNames: this.keyNames,
-      restarts: this.restarts,
+    const parts = assembleRedlock(nodes, this.options, options, {
+      sink: this.sink,
+      // A subclass that replaces waitForRetry may not wait by notice: then no one can be seen waiting.
+      byNotice: this.waitForRetry === Redlock.prototype.waitForRetry,
       active: this.active,
-      ops: this.ops,
-      contention: this.contention,
-      contended: (key) => notices.contended(key),
+      attempting: this.attempting,
+      closing: () => this.closing !== undefined,
+      lockKey: (resource) => this.lockKey(resource),
+      fenceKey: (resource) => this.fenceKey(resource),
+      waitForRetry: (...args) => this.waitForRetry(...args),
+      onHeld: (lock) => this.onHeld(lock),
     });
-    const cohorts = this.options.cohort
-      ? newCohorts(this.context, this.options.cohort, fencing, notices, byNotice, () => this.wakeups.queue)
-      : undefined;
-    this.cohorts = cohorts;
-    if (cohorts) this.releaseNotices.turnDelay = (key) => cohorts.turnDelay(key);
+    ({ nodes: this.nodes, quorum: this.quorum, keyNames: this.keyNames, restarts: this.restarts, fair: this.fair } = parts);
+    ({ wakeups: this.wakeups, contention: this.contention, independence: this.independence, ops: this.ops } = parts);
+    ({ telemetry: this.telemetry, context: this.context, cohorts: this.cohorts, acquisitions: this.acquisitions } = parts);
+    this.releaseNotices = parts.notices;
   }
 
   /**
@@ -254,7 +136,7 @@ export class Redlock extends RedlockEmitter implements LockEngine {
   private async acquireChecked(resource: string | readonly string[], ttlMs: number, opts: AcquireOptions): Promise<Lock> {
     const resources = normalizeResources(resource);
     checkTtl(ttlMs);
-    this.checkValidity(ttlMs);
+    checkValidity(this.context, ttlMs);
     const retry = resolveRetry(opts.retry, this.options.retry, 'options.retry');
     const kind = primitiveFor(this.context, resources, opts, retry); // read/write lock or semaphore (primitive-kind.ts)
     this.assertOpen();
@@ -262,85 +144,11 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     // Events and spans: no probe (no cost) when nobody listens and nothing records.
     const probe = this.telemetry.startAcquire(resources, ttlMs, opts.fencing === true, kind?.label);
     // Fair queues are for plain locks (option-checks refuses fair with mode/permits; a Redlock-wide fair default skips them).
-    const loop = (session?: FairSession): Promise<Lock> => this.acquireLoop(resources, ttlMs, opts, retry, probe, kind, session);
+    const spec = { resources, ttlMs, opts, retry, probe, kind };
+    const loop = (session?: FairSession): Promise<Lock> => acquireLoop(this.acquisitions, spec, session);
     const acquisition = kind ? loop() : this.fair.around(resources, opts.fair ?? this.options.fair, loop);
     kind?.watch?.(acquisition);
     return probe ? probe.track(acquisition) : acquisition;
-  }
-
-  /** The attempts of one acquisition, arguments already validated (acquire-loop.ts). */
-  private acquireLoop(
-    resources: readonly string[],
-    ttlMs: number,
-    opts: AcquireOptions,
-    retry: ResolvedRetry | false,
-    probe: AcquireProbe | undefined,
-    kind?: PrimitiveKind,
-    fair?: FairSession,
-  ): Promise<Lock> {
-    const keys = kind?.waitKeys ?? resources.map((r) => this.lockKey(r));
-    const fenceKeys = opts.fencing ? resources.map((r) => this.fenceKey(r)) : undefined;
-    const token = newOwnerToken();
-    // Nodes where an earlier attempt of this acquisition (same token) may have left our key (see MutexAttempt.mayHold).
-    const mayHold = new Set<LockNode>();
-    const signal = opts.signal;
-    // Cohorts are for plain locks: a fair lock's order lives on the nodes, a primitive is not one owner.
-    const cohorts = kind || fair ? undefined : this.cohorts;
-    const spec = { resources, keys, ttlMs, fencing: fenceKeys !== undefined, fenceKeys };
-    const notices = this.releaseNotices;
-    // Addressed wake-ups: a plain lock of one resource queues its process on the key's arbiter.
-    // Only an acquisition that may wait queues (tryAcquire does not).
-    const mayWait = retry !== false && (retry.retries > 0 || opts.timeoutMs !== undefined);
-    const wakeups = this.wakeups;
-    const followUp = wakeups.queue && mayWait && !kind && !fair && keys.length === 1 ? wakeups.followUp(keys[0]!) : undefined;
-    const acquired = runAcquireLoop({
-      resources,
-      opts,
-      retry,
-      probe,
-      quorum: this.quorum,
-      cohort: cohorts ? { cohorts, id: cohortId(keys), spec } : undefined,
-      closing: () => this.closing !== undefined,
-      queued: () => followUp !== undefined && notices.queued(keys[0]!),
-      wait: (ms, maxMs, unattempted) =>
-        fair ? fair.wait(ms, signal, maxMs) : this.waitForRetry(keys, ms, signal, maxMs, followUp !== undefined, unattempted === true),
-      attempt: (attempt) => {
-        const turn = followUp !== undefined && notices.lastTurn(keys);
-        // A fair waiter attempts when the queue says so: no arbiter needed (nor wanted: the queue's round starts at node 0).
-        const pending = kind
-          ? attemptPrimitive(this.context, kind, token, ttlMs)
-          : fair
-            ? this.attempt(resources, keys, fenceKeys, token, ttlMs, false, undefined, fair.sender(keys[0]!, fenceKeys?.[0], token, ttlMs))
-            : // Every third attempt asks all nodes: an arbiter that missed a release (a minority node
-              // keeping a stale key until its TTL) must not block waiters that a majority would grant.
-              // Nor does an attempt on this process' turn: the arbiter just woke it, and no other waits on it.
-              this.attempt(
-                resources,
-                keys,
-                fenceKeys,
-                token,
-                ttlMs,
-                attempt % 3 !== 0 && (attempt > 1 || notices.contended(keys[0]!)) && !turn,
-                mayHold,
-                undefined,
-                followUp,
-              ).then((result) => {
-                // Lost on its turn: the holder's release on the other nodes may still have been on its
-                // way (the arbiter's came first). One more attempt at once; then it waits for its turn.
-                if (turn && !(result instanceof Lock)) notices.noteFree(keys[0]!);
-                return result;
-              });
-        this.attempting.add(pending);
-        return pending.finally(() => this.attempting.delete(pending));
-      },
-    });
-    // Given up (timed out, aborted, refused): its process leaves the queue unless another acquisition waits there.
-    if (!followUp) return acquired;
-    return acquired.catch(async (err: unknown) => {
-      followUp.end();
-      await wakeups.leave(keys[0]!);
-      throw err;
-    });
   }
 
   /**
@@ -568,93 +376,6 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     if (this.closing) throw new RedlockClosedError();
   }
 
-  /** A ttl the drift allowance eats entirely could never give a valid lock: a config error, not an outage. */
-  private checkValidity(ttlMs: number): void {
-    checkTtlOverDrift(ttlMs, this.context.drift(ttlMs));
-  }
-
-  /** One attempt of a plain lock (mutex-attempt.ts); `send` replaces the acquire script (a fair waiter's). */
-  private async attempt(
-    resources: readonly string[],
-    keys: readonly string[],
-    fenceKeys: readonly string[] | undefined,
-    token: string,
-    ttlMs: number,
-    contended: boolean,
-    mayHold: Set<LockNode> | undefined,
-    send?: (node: LockNode) => Promise<unknown>,
-    followUp?: QueueFollowUp,
-  ): Promise<Lock | AttemptFailure> {
-    const arbiterKey = contended ? keys[0] : undefined;
-    const result = await attemptMutex(this.context, {
-      resources,
-      keys,
-      fenceKeys,
-      token,
-      ttlMs,
-      arbiterKey,
-      contention: this.contention,
-      mayHold,
-      send,
-      ...(followUp ? { queue: { arbiter: this.wakeups.node(keys[0]!, this.context.nodeTimeout(ttlMs)), followUp } } : {}),
-    });
-    if (result instanceof Lock) {
-      if (followUp) this.releaseNotices.noteWon(keys[0]!);
-      this.onHeld(result);
-    }
-    return result;
-  }
-
   /** @internal Each lock this instance wins, when it wins it (the testing module follows them). */
   protected onHeld(_lock: Lock): void {}
-
-  private async extendLock(lock: Lock, ttlMs: number): Promise<readonly NodeOutcome[]> {
-    this.checkValidity(ttlMs);
-    const ctx = this.context;
-    const start = performance.now();
-    this.restarts?.noteTtl(ttlMs);
-    const round = await runRound(
-      this.nodes,
-      (node) => ctx.counted(node, (nodeScriptsOf(lock)?.extend ?? extendOnNode)(node, lock.keys, lock.value, ttlMs)),
-      parseExtendReply,
-      { quorum: this.quorum, timeoutMs: ctx.nodeTimeout(ttlMs), early: true },
-    );
-    return settleExtend(lock, round, start + ttlMs - ctx.drift(ttlMs), this.quorum);
-  }
-
-  /**
-   * A release on the nodes (not a hand-off); `yieldTo` > 0: a cohort gives way to that many waiting
-   * processes; `waiting`: waiters of this instance left by a cohort, which attempt after it.
-   */
-  private releaseToNodes(lock: Lock, yieldTo: number, waiting: number): Promise<ReleaseResult> {
-    this.releaseNotices.noteRelease(lock.keys, yieldTo);
-    return this.releaseLock(lock, waiting);
-  }
-
-  /**
-   * The release of a plain lock of one resource with addressed wake-ups: the arbiter wakes the next
-   * queued process (and queues this one again behind it when waiters of ours are left); the other
-   * nodes only delete. Undefined for every other lock.
-   */
-  private addressedRelease(lock: Lock, waiting: number): ((node: LockNode) => Promise<unknown>) | undefined {
-    if (lock.keys.length !== 1 || primitiveOf(lock) !== undefined || this.fair.ticketOf(lock) !== undefined) return undefined;
-    return this.wakeups.release(lock.keys[0]!, lock.value, waiting);
-  }
-
-  private async releaseLock(lock: Lock, waiting = 0): Promise<ReleaseResult> {
-    this.active.delete(lock);
-    // Resolves once a majority answered: then the lock is free for others. The remaining
-    // nodes' releases are already sent and still apply; their outcomes stay 'pending'.
-    const scripted = nodeScriptsOf(lock)?.release;
-    const release = scripted
-      ? (node: LockNode) => scripted(node, lock.keys, lock.value)
-      : (this.addressedRelease(lock, waiting) ?? this.fair.releaser(lock));
-    const round = await runRound(this.nodes, release, parseReleaseReply, {
-      quorum: this.quorum,
-      timeoutMs: this.options.nodeTimeoutMs,
-      early: false,
-      settle: this.quorum,
-    });
-    return { released: round.ok, nodes: round.outcomes };
-  }
 }
