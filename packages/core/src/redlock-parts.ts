@@ -5,7 +5,7 @@ import type { LockLostError } from './errors/errors.js';
 import { fenceHeldLock, type FencingContext } from './fencing/fencing.js';
 import type { Lock, LockOperations } from './lock/lock.js';
 import { createLockContext, type LockContext } from './lock/lock-context.js';
-import { extendLock, releaseToNodes, type LockRoundsHost } from './lock/lock-rounds.js';
+import { extendLock, releaseToNodes, type LockRoundsHost } from './acquire/lock-rounds.js';
 import { newOwnerToken } from './lock/owner-token.js';
 import { keyNamesFor, nodeHandle, type KeyNames } from './nodes/cluster-client.js';
 import { LockNode } from './nodes/lock-node.js';

@@ -5,7 +5,7 @@ import type { ContentionHints } from './rounds/arbiter-round.js';
 import type { FairQueue, FairSession } from './primitives/fair-queue.js';
 import { checkNodeIndependence, type NodeReport } from './safety/independence.js';
 import type { IndependenceWatch } from './safety/independence-watch.js';
-import { checkValidity } from './lock/lock-rounds.js';
+import { checkValidity } from './acquire/lock-rounds.js';
 import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './safety/node-check.js';
 import {
   forceReleaseResource,
