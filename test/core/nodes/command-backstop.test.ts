@@ -123,4 +123,29 @@ describe('a node without a per-command timeout', () => {
       await Promise.all(others.map((o) => o.stop()));
     }
   });
+
+  it('bounds the wait for a connection that never gets ready on a client passed in (no guard of ours on it)', async () => {
+    // A client passed in keeps its owner's options: here no command timeout, so its ready check
+    // to a paused server waits for ever, and so would its connect(). Commands waiting for that
+    // connection fail after twice its connect timeout instead, and the acquisition ends.
+    const others = [await RedisServer.start(), await RedisServer.start()];
+    const passed = others.map(
+      (o) => new Redis(o.url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 300 }),
+    );
+    const redlock = new Redlock([server.url, ...passed], { nodeTimeoutMs: 100, onWarning: () => undefined });
+    try {
+      for (const o of others) o.pause();
+      const err = await redlock.tryAcquire('backstop:passed-in', 5_000).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(QuorumUnavailableError);
+      expect((err as QuorumUnavailableError).nodes.filter((n) => n.status !== 'ok')).toHaveLength(2);
+    } finally {
+      for (const o of others) if (o.paused) o.resume();
+      await redlock.close();
+      for (const c of passed) c.disconnect();
+      await Promise.all(others.map((o) => o.stop()));
+    }
+  });
 });

@@ -310,13 +310,23 @@ export class LockNode {
       if (this.connectingBacklog) return;
       this.connectingBacklog = true;
       // After the connect attempt, write even if not ready (a client passed in that is
-      // reconnecting): the client then fails them at once, as without a backlog.
-      this.connect().then(
+      // reconnecting): the client then fails them at once, as without a backlog. The wait is
+      // bounded: a command waiting for the connection is not charged to the node by the rounds
+      // (nothing was written), so a connect that never settles (a handshake the node never
+      // answers, a cluster that never reports ready) must not keep it, and its round, forever.
+      let bound: NodeJS.Timeout | undefined;
+      const limitMs = this.connectBoundMs();
+      new Promise<void>((resolve, reject) => {
+        bound = setTimeout(() => reject(this.noConnection(limitMs)), limitMs);
+        this.connect().then(resolve, reject);
+      }).then(
         () => {
+          clearTimeout(bound);
           this.connectingBacklog = false;
           this.drain();
         },
         (err: unknown) => {
+          clearTimeout(bound);
           this.connectingBacklog = false;
           this.backlog.failAll(err);
         },
@@ -324,6 +334,16 @@ export class LockNode {
       return;
     }
     this.drain();
+  }
+
+  /** How long commands wait for a connection: the client's connect timeout (or command timeout), then once more. */
+  private connectBoundMs(): number {
+    return 2 * (this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000);
+  }
+
+  /** The error of commands that waited `ms` for a connection: a timeout, so the node counts as slow, not refusing. */
+  private noConnection(ms: number): Error {
+    return Object.assign(new Error(`no connection to ${this.label} within ${ms} ms`), { code: 'ETIMEDOUT' });
   }
 
   private drain(): void {
