@@ -1,10 +1,22 @@
 import type { RedisClientLike } from '../nodes/redis-client.js';
 import { NodeSubscriber } from '../nodes/node-subscriber.js';
 import { onAbort } from '../lock/wait.js';
+import {
+  covers,
+  deliverNotice,
+  enqueue,
+  newChannel,
+  pollDelay,
+  schedulePoll,
+  type Channel,
+  type Entry,
+  type NoticeRules,
+  type WaiterState,
+  type WakeReason,
+} from './notice-channel.js';
 import { WakeChannel } from './wake-channel.js';
 
-/** How a wait ended (for diagnostics and tests). */
-export type WakeReason = 'notice' | 'poll' | 'armed' | 'pending' | 'closed' | 'aborted' | 'cohort';
+export type { WakeReason } from './notice-channel.js';
 
 /** Counters of how waits ended. */
 export interface NotifierStats {
@@ -47,89 +59,6 @@ export interface ReleaseNotifierOptions {
   readonly wakesAll?: (channel: string) => boolean;
 }
 
-/** One pending `wait()` call. */
-interface Entry {
-  readonly ticket: number;
-  readonly channels: Channel[];
-  /** Woken by its process' turn (addressed) rather than by its keys' broadcast notices. */
-  readonly addressed: boolean;
-  /** `turn`: the wake-up is this process' turn on the key's arbiter (its next attempt asks every node at once). */
-  resolve: (reason: WakeReason, turn?: boolean) => void;
-  /** Its fallback poll delay while at the head of a queue. */
-  readonly pollMs: number;
-  /** The caller's deadline (monotonic ms): its poll never fires later than this. */
-  readonly notAfter: number;
-  /** When its poll timer fires. */
-  pollAt: number;
-  timer: NodeJS.Timeout | undefined;
-}
-
-/** What survives between the waits of one acquisition (keyed by its `keys` array). */
-interface WaiterState {
-  readonly ticket: number;
-  /** Monotonic time its last wait returned, i.e. just before its next attempt started. */
-  lastReturnAt: number;
-  /** Whether its last wait ended with its process' turn (see Entry.resolve). */
-  turn: boolean;
-}
-
-/** Per-resource state: one Redis channel (the lock key the release script publishes on). */
-interface Channel {
-  readonly name: string;
-  /** Nodes whose subscription is confirmed on their current connection. */
-  readonly acked: Uint8Array;
-  ackCount: number;
-  /** Since when enough nodes are confirmed that no release can go unnoticed; Infinity while not. */
-  armedAt: number;
-  /** Waits in progress, oldest acquisition first. */
-  readonly queue: Entry[];
-  /** Nodes that delivered a notice of the current release (a release publishes once per node). */
-  readonly seen: Uint8Array;
-  seenCount: number;
-  genAt: number;
-  /** Whether the current release already woke someone. */
-  genWoken: boolean;
-  /** Time of a release notice no waiter has taken yet, or -Infinity. */
-  pendingAt: number;
-  /** Whether that notice is of a release this process sent. */
-  pendingOwn: boolean;
-  /** When this process last sent a release of this key. */
-  ownReleaseAt: number;
-  /** When this process last released it to give other processes their turn (see noteRelease), or -Infinity. */
-  yieldAt: number;
-  /** When the queue last became empty. */
-  idleSince: number;
-  /** The node retries of this key try first (see arbitratedRound), or -1: its notice alone wakes. */
-  arbiter: number;
-  /** Whether the key's own channel was subscribed (every wait asks for it; a channel made by a queue follow-up too). */
-  subscribed: boolean;
-  /** This process is queued for the key on its arbiter (a refused attempt queued it; no turn came since). */
-  queued: boolean;
-  /** The score this process queues with while its waiters have not had the lock (a lost race keeps its place). */
-  score: number | undefined;
-}
-
-/**
- * A notice later than this after the first notice of a release starts a new release even
- * when its node did not repeat. Only a safety net against a release whose other notices
- * were lost (the holder's key had expired there); a wrong guess costs one poll delay.
- */
-const SAME_RELEASE_MS = 50;
-
-/** The longest delay a Node.js timer can wait. */
-const MAX_TIMER_MS = 2_147_483_647;
-
-/**
- * A waiter's fallback poll grows with its place in the queue: `pollMs × (1 + place)`.
- * The head polls at the caller's rate; the others are covered by release notices (each
- * wakes the head) and only poll as a slow safety net, so a storm of N waiters on one key
- * costs about `ln N` polls per poll delay, not N. The next waiter takes over the full
- * rate the moment it becomes the head.
- */
-function pollDelay(pollMs: number, place: number): number {
-  return pollMs * (1 + place);
-}
-
 /**
  * Wakes lock waiters when a holder releases, instead of polling.
  *
@@ -154,11 +83,9 @@ export class ReleaseNotifier {
   private readonly addressed: AddressedWakeups | undefined;
   private readonly arbiterOf: ((key: string) => number) | undefined;
   private readonly isDown: ((node: number) => boolean) | undefined;
-  private readonly wakesAll: ((channel: string) => boolean) | undefined;
   private readonly channels = new Map<string, Channel>();
   private readonly waiters = new WeakMap<readonly string[], WaiterState>();
   private readonly need: number;
-  private readonly quorum: number;
   private readonly lingerMs: number;
   private nextTicket = 0;
   /** Longest recent failed attempt (ms): how far back a first wait looks for a missed notice. */
@@ -168,6 +95,8 @@ export class ReleaseNotifier {
   private closed = false;
   /** How long a waiter woken by another process's release waits before it attempts (set by the cohorts). */
   turnDelay: ((key: string) => number) | undefined;
+  /** What delivering a notice reads (see deliverNotice); `turnDelay` is read when it is set. */
+  private readonly rules: NoticeRules;
 
   constructor(clients: readonly RedisClientLike[], options: ReleaseNotifierOptions) {
     const events = {
@@ -177,13 +106,12 @@ export class ReleaseNotifier {
     };
     this.subscribers = clients.map((client, i) => new NodeSubscriber(client, i, events));
     this.need = Math.max(1, clients.length - options.quorum + 1);
-    this.quorum = options.quorum;
     this.lingerMs = options.lingerMs;
     this.attemptMs = options.lingerMs;
     this.addressed = options.addressed;
     this.arbiterOf = options.arbiterOf;
     this.isDown = options.isDown;
-    this.wakesAll = options.wakesAll;
+    this.rules = { quorum: options.quorum, wakesAll: options.wakesAll, turnDelay: (key) => this.turnDelay?.(key) ?? 0 };
     this.wake = options.addressed
       ? new WakeChannel(options.addressed.channel, clients.length, this.need, (channel) => {
           for (const s of this.subscribers) s.want(channel);
@@ -247,7 +175,7 @@ export class ReleaseNotifier {
     }
     const channels = keys.map((key) => this.channel(key, byTurn));
     // An arbiter found down since the last confirmation no longer holds the channel back (see covers).
-    for (const c of channels) if (c.armedAt === Infinity && this.covers(c)) c.armedAt = now;
+    for (const c of channels) if (c.armedAt === Infinity && covers(c, this.need, this.isDown)) c.armedAt = now;
     let immediate: WakeReason | undefined;
     for (const c of channels) {
       // Our own release, sent before this attempt on the same connections, was already
@@ -292,11 +220,11 @@ export class ReleaseNotifier {
         timer: undefined,
       };
       let place = Infinity;
-      for (const c of channels) place = Math.min(place, this.enqueue(c, entry));
+      for (const c of channels) place = Math.min(place, enqueue(c, entry));
       // Queued on the arbiter: the turn comes by message, so the poll is only a safety net.
       const pollMs = byTurn && channels[0]!.queued ? Math.max(ms, this.addressed!.queuedPollMs) : ms;
       // Turns across processes (lock-cohort.ts): a process that just gave way polls later too.
-      this.schedulePoll(entry, pollDelay(pollMs, place) + (byTurn ? 0 : (this.turnDelay?.(keys[0]!) ?? 0)), now);
+      schedulePoll(entry, pollDelay(pollMs, place) + (byTurn ? 0 : (this.turnDelay?.(keys[0]!) ?? 0)), now);
       // Not armed before the failed attempt: a release may have slipped in between.
       // Return as soon as the subscription is confirmed, to repeat the attempt under it.
       if (!armedBefore && channels.every((c) => this.armedAt(c, byTurn) !== Infinity)) entry.resolve('armed');
@@ -455,27 +383,7 @@ export class ReleaseNotifier {
       this.subscribeKey(c);
       return c;
     }
-    const n = this.subscribers.length;
-    c = {
-      name,
-      acked: new Uint8Array(n),
-      ackCount: 0,
-      armedAt: Infinity,
-      queue: [],
-      seen: new Uint8Array(n),
-      seenCount: 0,
-      genAt: -Infinity,
-      genWoken: false,
-      pendingAt: -Infinity,
-      pendingOwn: false,
-      ownReleaseAt: -Infinity,
-      yieldAt: -Infinity,
-      idleSince: performance.now(),
-      arbiter: this.arbiterOf?.(name) ?? -1,
-      subscribed: false,
-      queued: false,
-      score: undefined,
-    };
+    c = newChannel(name, this.subscribers.length, this.arbiterOf?.(name) ?? -1);
     this.channels.set(name, c);
     if (addressed) this.wake?.want();
     this.subscribeKey(c);
@@ -499,18 +407,6 @@ export class ReleaseNotifier {
     return reason;
   }
 
-  /**
-   * Oldest acquisition first; a waiter that lost a race keeps its old ticket, so it stays
-   * in front. Returns its place (0 = head).
-   */
-  private enqueue(c: Channel, entry: Entry): number {
-    const q = c.queue;
-    let i = q.length;
-    while (i > 0 && q[i - 1]!.ticket > entry.ticket) i--;
-    q.splice(i, 0, entry);
-    return i;
-  }
-
   private dequeue(entry: Entry): void {
     for (const c of entry.channels) {
       const i = c.queue.indexOf(entry);
@@ -518,18 +414,8 @@ export class ReleaseNotifier {
       c.queue.splice(i, 1);
       // The new head takes over the full poll rate (and so the queue's safety net).
       const head = c.queue[0];
-      if (i === 0 && head) this.schedulePoll(head, head.pollMs, performance.now());
+      if (i === 0 && head) schedulePoll(head, head.pollMs, performance.now());
     }
-  }
-
-  /** (Re)arms `entry`'s poll to fire after `ms`, never after its deadline, and only ever sooner. */
-  private schedulePoll(entry: Entry, ms: number, now: number): void {
-    const at = Math.min(now + ms, entry.notAfter);
-    if (at >= entry.pollAt) return;
-    clearTimeout(entry.timer);
-    entry.pollAt = at;
-    // Capped at Node's longest timer (a longer one would fire at once, with a warning).
-    entry.timer = setTimeout(() => entry.resolve('poll'), Math.min(Math.max(0, at - now), MAX_TIMER_MS));
   }
 
   /** Our process' turn for `key` came from node `node` (addressed wake-ups). */
@@ -556,53 +442,7 @@ export class ReleaseNotifier {
       return;
     }
     const c = this.channels.get(name);
-    if (!c) return;
-    const now = performance.now();
-    if (c.seen[node] === 1 || now - c.genAt > SAME_RELEASE_MS) {
-      // A new release: a node repeats only for a new one, since a release publishes once per node.
-      c.seen.fill(0);
-      c.seenCount = 0;
-      c.genAt = now;
-      c.genWoken = false;
-    }
-    c.seen[node] = 1;
-    c.seenCount++;
-    // Our own release that gives way to other processes: none of our waiters takes it.
-    if (!c.genWoken && c.yieldAt > c.genAt - SAME_RELEASE_MS) {
-      c.genWoken = true;
-      c.yieldAt = -Infinity;
-      return;
-    }
-    // Wake once the release is confirmed by as many nodes of a quorum as we can hear from:
-    // the first notice alone can precede the release on the other nodes, and an attempt
-    // woken that early fails and then sleeps through the rest of this release's notices.
-    if (c.genWoken || (node !== c.arbiter && c.seenCount < Math.max(1, this.quorum - (c.acked.length - c.ackCount)))) return;
-    c.genWoken = true;
-    if (c.queue.length > 0 && this.wakesAll?.(name)) {
-      // Readers all go in together: none of them would lose to another. A reader of this process
-      // between two attempts (its attempt refused just before this release) sees it as pending
-      // too; else it would sleep until its poll while the batch it belongs to is let in.
-      for (const entry of [...c.queue]) entry.resolve('notice');
-      c.pendingAt = now;
-      c.pendingOwn = c.ownReleaseAt > c.genAt - SAME_RELEASE_MS;
-      return;
-    }
-    const head = c.queue[0];
-    // One local waiter per release: the others of this process would only lose to it (or
-    // to the other processes' woken waiters). Measured: ~1 wake per waiting process per
-    // critical section. A random back-off for losers (against split votes) changed
-    // nothing measurable, so there is none.
-    const delay = head ? (this.turnDelay?.(name) ?? 0) : 0;
-    if (head && delay > 0) {
-      // Its process had the lock a moment ago: let the others' waiters attempt first.
-      clearTimeout(head.timer);
-      head.pollAt = now + delay;
-      head.timer = setTimeout(() => head.resolve('notice'), delay);
-    } else if (head) head.resolve('notice');
-    else {
-      c.pendingAt = now;
-      c.pendingOwn = c.ownReleaseAt > c.genAt - SAME_RELEASE_MS;
-    }
+    if (c) deliverNotice(c, node, this.rules);
   }
 
   private onAck(node: number, name: string): void {
@@ -618,7 +458,7 @@ export class ReleaseNotifier {
     if (!c || c.acked[node] === 1) return;
     c.acked[node] = 1;
     c.ackCount++;
-    if (c.armedAt === Infinity && this.covers(c)) {
+    if (c.armedAt === Infinity && covers(c, this.need, this.isDown)) {
       c.armedAt = performance.now();
       // Waiters that arrived unarmed (or lost their arming to a reconnect) may have missed
       // a release: each repeats its attempt once, now under the subscription.
@@ -636,19 +476,6 @@ export class ReleaseNotifier {
       c.ackCount--;
       if (c.ackCount < this.need) c.armedAt = Infinity;
     }
-  }
-
-  /**
-   * Whether `c` may become armed: confirmed on n − quorum + 1 nodes (a release publishes on a
-   * quorum, and every quorum intersects them), and on the key's arbiter, where a plain lock's
-   * release (or a passed turn) publishes its notice alone when it woke no queued process. Armed
-   * without the arbiter, a read-write waiter repeated its attempt, then missed that one notice,
-   * published just before its subscription there was confirmed (1 or 2 runs in 40 of a test),
-   * and slept until its poll. A later loss of one node's subscription disarms only below the
-   * quorum rule, as before: a reconnect re-arms, and the poll is the safety net meanwhile.
-   */
-  private covers(c: Channel): boolean {
-    return c.ackCount >= this.need && (c.arbiter < 0 || c.acked[c.arbiter] === 1 || this.isDown?.(c.arbiter) === true);
   }
 
   /** One unref'd timer for all channels: drops those idle for `lingerMs`. */
