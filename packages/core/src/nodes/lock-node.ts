@@ -317,7 +317,9 @@ export class LockNode {
       let bound: NodeJS.Timeout | undefined;
       const limitMs = this.connectBoundMs();
       new Promise<void>((resolve, reject) => {
-        bound = setTimeout(() => reject(this.noConnection(limitMs)), limitMs);
+        // Judged after a poll phase, as a round's timer is: a connect that completed while this
+        // process was busy (a burst's tick) is read before it counts as never settling.
+        bound = setTimeout(() => setImmediate(() => reject(this.noConnection(limitMs))), limitMs);
         this.connect().then(resolve, reject);
       }).then(
         () => {
@@ -336,9 +338,13 @@ export class LockNode {
     this.drain();
   }
 
-  /** How long commands wait for a connection: the client's connect timeout (or command timeout), then once more. */
+  /**
+   * How long commands wait for a connection at most: a last resort against a connect that never
+   * settles, never a judge of a slow one (the time a burst's tick takes is ours, and counts here):
+   * 20 × the client's connect timeout (or command timeout), at least 10 s, as the command backstop.
+   */
   private connectBoundMs(): number {
-    return 2 * (this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000);
+    return Math.max(10_000, 20 * (this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000));
   }
 
   /** The error of commands that waited `ms` for a connection: a timeout, so the node counts as slow, not refusing. */

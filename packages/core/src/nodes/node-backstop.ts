@@ -61,24 +61,28 @@ export class NodeBackstop {
 
   /**
    * Nothing else ends a ready check the node never answers (ioredis' connectTimeout covers the
-   * TCP connect only, and a paused server's kernel accepts that): commands waiting for the
-   * connection would wait forever, never charged to the node. So a connection not ready within
-   * the connect timeout of its TCP connect is dropped too.
+   * TCP connect only, and a paused server's kernel accepts that); ioredis' per-command timeout did,
+   * at the backstop. So a connection not ready within the backstop of its TCP connect is dropped
+   * too, judged after a poll phase: a reply that came while this process was busy is read first.
    */
   private guardReadyCheck(): void {
     const { client } = this.node;
-    const limitMs = client.options?.connectTimeout ?? 1_000;
+    const limitMs = this.limitMs;
     const stop = (): void => {
       clearTimeout(this.readyCheck);
       this.readyCheck = undefined;
     };
     client.on?.('connect', () => {
       stop();
-      this.readyCheck = setTimeout(() => {
-        this.readyCheck = undefined;
-        if (this.node.isClosed() || client.status === 'ready') return;
-        this.reconnect(`no answer to the connection's ready check within ${limitMs} ms`);
-      }, limitMs);
+      this.readyCheck = setTimeout(
+        () =>
+          setImmediate(() => {
+            this.readyCheck = undefined;
+            if (this.node.isClosed() || client.status === 'ready') return;
+            this.reconnect(`no answer to the connection's ready check within ${limitMs} ms`);
+          }),
+        limitMs,
+      );
       this.readyCheck.unref();
     });
     client.on?.('ready', stop);
