@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { QuorumUnavailableError, Redlock } from '@redlock-nest/core';
 import { RedisServer } from '@redlock-nest/redis-process';
 import { redisCliBin } from '../../../packages/redis-process/src/redis-cli.js';
+import { rejection } from '../helpers.js';
 import { LockNode } from '../../../packages/core/src/nodes/lock-node.js';
 import { failFastOptions, type RedisClientLike } from '../../../packages/core/src/nodes/redis-client.js';
 
@@ -57,17 +58,11 @@ describe('a node without a per-command timeout', () => {
     try {
       expect(await node.call((c) => c.pttl('backstop:absent'))).toBe(-2);
       server.pause();
-      const stuck = node
-        .call((c) => c.pttl('backstop:absent'))
-        .then(
-          () => undefined,
-          (err: unknown) => err as Error & { code?: string },
-        );
-      const err = await stuck;
+      const err = (await rejection(node.call((c) => c.pttl('backstop:absent')))) as Error & { code?: string };
       server.resume();
       expect(err).toBeInstanceOf(Error);
-      expect(err!.message).toMatch(/^no answer from 127\.0\.0\.1:\d+ for \d+ ms; reconnecting$/);
-      expect(err!.code).toBe('ETIMEDOUT');
+      expect(err.message).toMatch(/^no answer from 127\.0\.0\.1:\d+ for \d+ ms; reconnecting$/);
+      expect(err.code).toBe('ETIMEDOUT');
       const back = new Promise<void>((resolve) => node.onNextReady(resolve));
       await back;
       expect(await node.call((c) => c.pttl('backstop:absent'))).toBe(-2);
@@ -105,10 +100,7 @@ describe('a node without a per-command timeout', () => {
     const redlock = new Redlock([server.url, ...others.map((o) => o.url)], { nodeTimeoutMs: 100, onWarning: (w) => warnings.push(w) });
     try {
       for (const o of others) o.pause();
-      const err = await redlock.tryAcquire('backstop:handshake', 5_000).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err: unknown = await rejection(redlock.tryAcquire('backstop:handshake', 5_000));
       expect(err).toBeInstanceOf(QuorumUnavailableError);
       const statuses = (err as QuorumUnavailableError).nodes.map((n) => n.status);
       expect(statuses.filter((s) => s !== 'ok')).toHaveLength(2);
@@ -135,10 +127,7 @@ describe('a node without a per-command timeout', () => {
     const redlock = new Redlock([server.url, ...passed], { nodeTimeoutMs: 100, onWarning: () => undefined });
     try {
       for (const o of others) o.pause();
-      const err = await redlock.tryAcquire('backstop:passed-in', 5_000).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err: unknown = await rejection(redlock.tryAcquire('backstop:passed-in', 5_000));
       expect(err).toBeInstanceOf(QuorumUnavailableError);
       expect((err as QuorumUnavailableError).nodes.filter((n) => n.status !== 'ok')).toHaveLength(2);
     } finally {

@@ -430,14 +430,13 @@ export class LockNode {
    * tick's commands, handed to the client together when the tick ends, inside one cork of its
    * socket. The first command of a tick is written at once (a single caller, the common case,
    * pays no batching); the others of the same tick (concurrent callers, a burst) leave together
-   * in one more write. Not on a client with a command timeout of its own (one passed in): its
-   * timer starts when it gets the command, and a tick that then runs long (this process busy)
-   * would let it fire before the reply is read, so all of that tick's commands wait for its end. This replaces ioredis' auto-pipelining, which waits for setImmediate and
+   * in one more write. This replaces ioredis' auto-pipelining, which waits for setImmediate and
    * lets one pipeline per connection be in flight: on a busy event loop that cost a single
-   * caller ~40% latency. The batched commands are handed over at the write, not when issued: a
-   * tick of thousands of calls can run for seconds, and a client's own command timeout, armed
-   * when it gets a command, would otherwise fire before the replies are read (that time is
-   * ours, not the node's). Without a socket to cork, every command is written at once.
+   * caller ~40% latency. Batched commands are handed over at the write, not when issued: a
+   * client's own command timeout is armed when it gets a command, and a tick of thousands of
+   * calls can run for seconds (time that is ours, not the node's); so on such a client (one
+   * passed in with a commandTimeout) the first command waits for the tick's end too. Without a
+   * socket to cork, every command is written at once.
    */
   private batchForTick(): Array<(writtenAt: number) => void> | undefined {
     const batch = this.tickBatch;
