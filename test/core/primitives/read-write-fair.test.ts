@@ -107,7 +107,11 @@ describe('read-write lock, phase-fair', () => {
     expect(await redlock.tryAcquire(resource, 10_000, { mode: 'write' })).toBeNull();
     expect(await rejection(redlock.acquire(resource, 10_000, { mode: 'write', timeoutMs: 50 }))).toBeInstanceOf(LockNotAcquiredError);
     const writer = await redlock.acquire(resource, 10_000, { mode: 'write', timeoutMs: 10_000 });
-    expect(await fx.node(0).zcard(key('rw-batch', resource))).toBe(0);
+    // Every node that let the writer in had dropped the dead reader's lapsed lease. (A node whose
+    // clock read a hair earlier may have refused that attempt: the quorum won without it.)
+    const granted = ALL.filter((i) => writer.acquireNodes[i]!.status === 'ok');
+    expect(granted.length).toBeGreaterThanOrEqual(3);
+    expect(await Promise.all(granted.map((i) => fx.node(i).zcard(key('rw-batch', resource))))).toEqual(granted.map(() => 0));
     await writer.release();
   });
 });

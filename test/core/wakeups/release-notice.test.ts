@@ -12,7 +12,7 @@ import { Redlock, type Lock, type RedisNodeInput, type RedlockOptions } from '@r
 import type { ReleaseNotifier } from '../../../packages/core/src/wakeups/release-notifier.js';
 import { CHILD_GUARD_ARGS } from '../../harness/child-process-guard.js';
 import { RedisCluster } from '../../harness/redis-server.js';
-import { CLIENT_KINDS, fastClient, lockKey, nodesOf, uniqueResource, until } from '../helpers.js';
+import { CLIENT_KINDS, DEFAULT_PREFIX, fastClient, lockKey, nodesOf, uniqueResource, until } from '../helpers.js';
 
 /** Exposes the notifier, a protected member, to the tests. */
 class ProbedRedlock extends Redlock {
@@ -300,6 +300,26 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
     await waiter.notices.whenIdle();
     expect(waiter.notices.channelCount).toBe(0);
     await held.release();
+  });
+
+  it('gives a read phase\u2019s notice to every reader between two attempts, not only to the first that looks', async () => {
+    const batch = `${DEFAULT_PREFIX}rw-batch:${uniqueResource('read-phase')}`;
+    const readers = make(nodes(), { retry: NEVER_POLL });
+    // Three readers' acquisitions (a wait is keyed by its acquisition's keys array).
+    const [a, b, c] = [[batch], [batch], [batch]];
+    // A first wait returns once the subscription is armed: its attempt is then repeated under it.
+    expect(await Promise.all([a, b, c].map((keys) => readers.notices.wait(keys, 600_000, undefined)))).toEqual(['armed', 'armed', 'armed']);
+    // c waits; a and b are between two attempts (their replies not read yet) when a writer's release opens the read phase.
+    const woken = readers.notices.wait(c, 600_000, undefined);
+    await until(() => readers.notices.waiting === 1, 'c waits');
+    await Promise.all(direct.map((node) => node.publish(batch, 'released')));
+    expect(await woken).toBe('notice');
+    // Both a and b see it when they wait next (their refused attempt ran before it). Bounded: a
+    // wait that missed it returns 'poll' after 10 s instead of failing by the test's timeout.
+    expect(await readers.notices.wait(a, 600_000, undefined, 10_000)).toBe('pending');
+    expect(await readers.notices.wait(b, 600_000, undefined, 10_000)).toBe('pending');
+    // Each takes it once: a's next wait (its next attempt ran after the notice) waits for a new one.
+    expect(await readers.notices.wait(a, 1, undefined)).toBe('poll');
   });
 
   ioredisOnly('leaves no timers or sockets after close: a process that waited exits on its own', async () => {

@@ -181,7 +181,9 @@ export class ReleaseNotifier {
       // Our own release, sent before this attempt on the same connections, was already
       // applied when the attempt ran: its notice is news only to waits older than it.
       if (c.pendingAt > since && !(c.pendingOwn && c.ownReleaseAt < since)) {
-        c.pendingAt = -Infinity;
+        // A read phase's notice is for every reader between two attempts: the first to look
+        // must not take it from the others (each takes it once: its next wait looks from later).
+        if (!this.rules.wakesAll?.(c.name)) c.pendingAt = -Infinity;
         immediate = 'pending';
       }
     }
