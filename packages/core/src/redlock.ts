@@ -2,7 +2,8 @@ import { LockNotAcquiredError, RedlockArgumentError, RedlockClosedError } from '
 import { acquireLoop, type AcquisitionHost } from './acquire/acquisition.js';
 import type { LockCohorts } from './cohorts/lock-cohort.js';
 import type { ContentionHints } from './rounds/arbiter-round.js';
-import type { FairQueue, FairSession } from './primitives/fair-queue.js';
+import type { FairQueue } from './primitives/fair-queue.js';
+import type { FairSession } from './primitives/fair-session.js';
 import { checkNodeIndependence, type NodeReport } from './safety/independence.js';
 import type { IndependenceWatch } from './safety/independence-watch.js';
 import { checkValidity } from './acquire/lock-rounds.js';

@@ -332,7 +332,7 @@ describe('lock cohorting', () => {
       // The other instance queues on the key's arbiter and parks there.
       const othersLock = other.acquire(resource, 60_000, { timeoutMs: 30_000 });
       await until(
-        () => other.notices.waitingFor(key) === 1 && other.notices.inQueue(key) && other.notices.stats.armed === 1,
+        () => other.notices.places.waitingFor(key) === 1 && other.notices.places.inQueue(key) && other.notices.stats.armed === 1,
         'the other instance is queued',
       );
       // Three hand-offs are within the bound; the fourth release counts the queue, finds the other

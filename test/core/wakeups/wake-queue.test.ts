@@ -49,7 +49,7 @@ describe('addressed wake-ups (3 nodes)', () => {
   function parked(redlock: ProbedRedlock, resource: string): Promise<void> {
     const key = `${DEFAULT_PREFIX}lock:${resource}`;
     return until(
-      () => redlock.notices.waitingFor(key) === 1 && redlock.notices.inQueue(key) && redlock.notices.stats.armed === 1,
+      () => redlock.notices.places.waitingFor(key) === 1 && redlock.notices.places.inQueue(key) && redlock.notices.stats.armed === 1,
       'the waiter is queued and parked',
     );
   }
@@ -289,7 +289,7 @@ describe('addressed wake-ups (3 nodes)', () => {
     await answered(holder, before, late);
     const commandsBefore = await lockCommands();
     const c = track('late-2', late.acquire(resource, 60_000, { retry: NEVER_POLL }));
-    await until(() => late.notices.waitingFor(`${DEFAULT_PREFIX}lock:${resource}`) === 2, 'the second acquisition waits');
+    await until(() => late.notices.places.waitingFor(`${DEFAULT_PREFIX}lock:${resource}`) === 2, 'the second acquisition waits');
     await answered(late);
     expect(await lockCommands()).toEqual(commandsBefore);
     await first.release();

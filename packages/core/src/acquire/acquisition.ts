@@ -7,7 +7,7 @@ import { newOwnerToken } from '../lock/owner-token.js';
 import type { LockNode } from '../nodes/lock-node.js';
 import type { AcquireProbe } from '../observability/telemetry.js';
 import type { AcquireOptions, ResolvedRetry } from '../options/options.js';
-import type { FairSession } from '../primitives/fair-queue.js';
+import type { FairSession } from '../primitives/fair-session.js';
 import { attemptPrimitive, type PrimitiveKind } from '../primitives/primitive-attempt.js';
 import type { AttemptFailure } from '../rounds/attempt-failure.js';
 import type { QueueFollowUp } from '../scripts/acquire.js';
@@ -85,7 +85,7 @@ export function acquireLoop(host: AcquisitionHost, spec: AcquisitionSpec, fair?:
       ? { cohorts, id: cohortId(keys), spec: { resources, keys, ttlMs, fencing: fenceKeys !== undefined, fenceKeys } }
       : undefined,
     closing: host.closing,
-    queued: () => followUp !== undefined && notices.queued(keys[0]!),
+    queued: () => followUp !== undefined && notices.places.queued(keys[0]!),
     wait: (ms, maxMs, unattempted) =>
       fair ? fair.wait(ms, signal, maxMs) : host.waitForRetry(keys, ms, signal, maxMs, followUp !== undefined, unattempted === true),
     attempt: (attempt) => {
@@ -107,7 +107,7 @@ export function acquireLoop(host: AcquisitionHost, spec: AcquisitionSpec, fair?:
             ).then((result) => {
               // Lost on its turn: the holder's release on the other nodes may still have been on its
               // way (the arbiter's came first). One more attempt at once; then it waits for its turn.
-              if (turn && !(result instanceof Lock)) notices.noteFree(keys[0]!);
+              if (turn && !(result instanceof Lock)) notices.places.noteFree(keys[0]!);
               return result;
             });
       host.attempting.add(pending);
@@ -156,7 +156,7 @@ async function attemptPlain(
     ...(followUp ? { queue: { arbiter: host.wakeups.node(keys[0]!, context.nodeTimeout(a.ttlMs)), followUp } } : {}),
   });
   if (result instanceof Lock) {
-    if (followUp) host.notices.noteWon(keys[0]!);
+    if (followUp) host.notices.places.noteWon(keys[0]!);
     host.onHeld(result);
   }
   return result;

@@ -1,5 +1,6 @@
 import { RedlockArgumentError, StaleFencingTokenError } from '../errors/errors.js';
-import { defineScript, LockNode } from '../nodes/lock-node.js';
+import { LockNode } from '../nodes/lock-node.js';
+import { defineScript } from '../nodes/lua-script.js';
 import { labelOf, type RedisClientLike } from '../nodes/redis-client.js';
 
 /**

@@ -1,100 +1,11 @@
-import { createHash } from 'node:crypto';
 import { CommandBacklog } from './command-backlog.js';
-import { replyCode } from '../errors/error-hints.js';
 import { NodeBackstop } from './node-backstop.js';
 import { NodeConnectionState } from './node-state.js';
+import { ScriptSender, type LuaScript } from './lua-script.js';
+import { guardSocketErrors } from './socket-guard.js';
+import { TickBatch } from './tick-batch.js';
+import { handOver, IN_FLIGHT_WINDOW, isReplyError, stamp, type NodeExchange, type SendSlot, type Wire } from './node-wire.js';
 import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
-
-/** A Lua script and its SHA1, sent with EVALSHA and re-sent with EVAL on NOSCRIPT. */
-export interface LuaScript {
-  readonly name: string;
-  readonly source: string;
-  readonly sha: string;
-}
-
-/** Defines a script once, at module load; the SHA is computed here, never per call. */
-export function defineScript(name: string, source: string): LuaScript {
-  return Object.freeze({ name, source, sha: createHash('sha1').update(source).digest('hex') });
-}
-
-const guardedSockets = new WeakSet<object>();
-
-/**
- * ioredis listens for a socket's first 'error' only (`once`). A failed TLS handshake can
- * emit a second one (the server's alert after we rejected its certificate), which is
- * then an uncaught exception that crashes the process. Called on every client error:
- * the socket in use gets a permanent no-op listener (ioredis still reports the first).
- */
-export function guardSocketErrors(client: object): void {
-  const stream = (client as { stream?: { on?: (event: string, listener: () => void) => unknown } }).stream;
-  if (!stream || typeof stream.on !== 'function' || guardedSockets.has(stream)) return;
-  guardedSockets.add(stream);
-  stream.on('error', () => undefined);
-}
-
-/**
- * What a round knows of its exchange with one node (monotonic ms). The two clocks differ
- * once the exchange has a follow-up command: validity counts from the first write, the
- * node's timeout from the write of the command it is answering now.
- */
-export interface SendSlot {
-  /** When the exchange's first command was written, NaN until then: where a grant's validity starts. */
-  sentAt: number;
-  /**
-   * When the command the round now waits for was written; NaN while it waits unwritten,
-   * in our own backlog (then the node is charged only while it leaves an older command
-   * unanswered). The node's timeout clock runs from here.
-   */
-  waitingSince: number;
-}
-
-/** The commands of one exchange with a node, in order; see {@link LockNode.exchange}. */
-export interface NodeExchange {
-  call<T>(command: (client: RedisClientLike) => Promise<T>): Promise<T>;
-  run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown>;
-}
-
-/** One command written and not answered yet: when it was written, and the exchange it belongs to. */
-interface Wire {
-  sentAt: number;
-  readonly slot: SendSlot | undefined;
-}
-
-/** Records that a command of `slot`'s exchange was written at `at`. */
-function stamp(wire: Wire, at: number): void {
-  wire.sentAt = at;
-  const slot = wire.slot;
-  if (!slot) return;
-  if (!(slot.sentAt >= 0)) slot.sentAt = at;
-  slot.waitingSince = at;
-}
-
-/**
- * Commands written to one node and not answered yet, at most this many; the others wait
- * client-side, unwritten. A burst of acquisitions in one tick then does not put
- * thousands of replies between a command and the reading of its own reply (time that is
- * ours, not the node's). 128 keeps a local node's pipeline full: a reply takes
- * microseconds to read, the round trip tens of them.
- */
-const IN_FLIGHT_WINDOW = 128;
-
-/** Gives `command` to the client; a synchronous throw becomes a rejection. */
-function handOver<T>(command: (client: RedisClientLike) => Promise<T>, client: RedisClientLike): Promise<T> {
-  try {
-    return command(client);
-  } catch (err) {
-    return Promise.reject(err);
-  }
-}
-
-/** A Redis error reply (`ERR …`, `NOSCRIPT …`): the node answered. Not a client-side timeout or a lost connection. */
-function isReplyError(err: unknown): boolean {
-  return err instanceof Error && replyCode(err.message) !== undefined;
-}
-
-function isNoScript(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('NOSCRIPT');
-}
 
 /**
  * One independent Redis node of a Redlock. Runs scripts by SHA (falling back to EVAL
@@ -107,17 +18,12 @@ export class LockNode {
   readonly label: string;
   private connecting: Promise<void> | undefined;
   private closed = false;
-  /**
-   * This tick's writes (see batchForTick): undefined before the first, null once it was
-   * written directly, then the batch of the others, handed to the client when the tick ends.
-   */
-  private tickBatch: Array<(writtenAt: number) => void> | null | undefined;
-  /** Whether the client arms a timer per command (its own commandTimeout): then no command is written before its tick ends. */
-  private readonly timedPerCommand: boolean;
+  /** This tick's writes: at once, or batched in one write at the tick's end (see TickBatch). */
+  private readonly tickBatch: TickBatch;
   /** The backstop of a client created without a command timeout (see ClientHandle.backstopMs). */
   private readonly backstop: NodeBackstop | undefined;
-  /** Scripts sent in full (EVAL, which caches them) since the connection was last (re)established (per master on a cluster). */
-  private readonly sentInFull = new Set<string>();
+  /** Runs scripts by SHA, sent in full once per connection. */
+  private readonly scripts: ScriptSender;
   /** Commands called and not yet settled (written or not), so close() can let them land before QUIT. */
   private inFlight = 0;
   /** Commands written and not yet answered, oldest first (a Set keeps insertion order). */
@@ -145,12 +51,13 @@ export class LockNode {
     this.client = handle.client;
     this.owned = handle.owned;
     this.label = handle.label;
-    this.timedPerCommand = this.client.options?.commandTimeout !== undefined;
+    this.tickBatch = new TickBatch(this.client, this.client.options?.commandTimeout !== undefined);
+    this.scripts = new ScriptSender(this.client);
     this.connection = new NodeConnectionState(this.client, this.label, warn);
     this.cluster = (this.client as { isClusterClient?: boolean }).isClusterClient === true;
     // A reconnect may reach a restarted server with an empty script cache.
     this.listen('ready', () => {
-      this.sentInFull.clear();
+      this.scripts.reset();
       const waiting = this.readyWaiters;
       this.readyWaiters = [];
       for (const notify of waiting) notify();
@@ -202,7 +109,7 @@ export class LockNode {
 
   /** Runs `script` with `keys` and `args`. Rejects with the client's error. */
   run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
-    return this.call(() => this.sendScript(script, keys, args));
+    return this.call(() => this.scripts.send(script, keys, args));
   }
 
   /**
@@ -269,7 +176,7 @@ export class LockNode {
     };
     return {
       call: send,
-      run: (script, keys, args) => send(() => this.sendScript(script, keys, args)),
+      run: (script, keys, args) => send(() => this.scripts.send(script, keys, args)),
     };
   }
 
@@ -359,7 +266,7 @@ export class LockNode {
   private issue<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire): Promise<T> {
     this.written.add(wire);
     this.backstop?.written();
-    const batch = this.batchForTick();
+    const batch = this.tickBatch.next();
     if (!batch) {
       stamp(wire, performance.now());
       return handOver(command, this.client);
@@ -405,67 +312,6 @@ export class LockNode {
   private explain(err: unknown): unknown {
     return this.connection.explain(err);
   }
-
-  private async sendScript(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
-    // The first use of a script on a connection sends it in full. Relying on the NOSCRIPT
-    // fallback alone reorders commands: the re-sent EVAL runs after whatever was sent
-    // meanwhile, e.g. a release overtaking the acquire it must undo (leaving the key set).
-    // A cluster node is several servers, each with its own cache: sent in full once per master.
-    const master = (this.client as { masterOf?: (key: string) => string | undefined }).masterOf?.(keys[0] ?? '');
-    const cached = master === undefined ? script.sha : `${script.sha}@${master}`;
-    if (!this.sentInFull.has(cached)) {
-      this.sentInFull.add(cached);
-      return this.client.eval(script.source, keys.length, ...keys, ...args);
-    }
-    try {
-      return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!isNoScript(err)) throw err;
-      return this.client.eval(script.source, keys.length, ...keys, ...args);
-    }
-  }
-
-  /**
-   * Where this tick's command to the node goes: undefined to write it now, or the batch of this
-   * tick's commands, handed to the client together when the tick ends, inside one cork of its
-   * socket. The first command of a tick is written at once (a single caller, the common case,
-   * pays no batching); the others of the same tick (concurrent callers, a burst) leave together
-   * in one more write. This replaces ioredis' auto-pipelining, which waits for setImmediate and
-   * lets one pipeline per connection be in flight: on a busy event loop that cost a single
-   * caller ~40% latency. Batched commands are handed over at the write, not when issued: a
-   * client's own command timeout is armed when it gets a command, and a tick of thousands of
-   * calls can run for seconds (time that is ours, not the node's); so on such a client (one
-   * passed in with a commandTimeout) the first command waits for the tick's end too. Without a
-   * socket to cork, every command is written at once.
-   */
-  private batchForTick(): Array<(writtenAt: number) => void> | undefined {
-    const batch = this.tickBatch;
-    if (batch) return batch;
-    if (batch === undefined && !this.timedPerCommand) {
-      this.tickBatch = null;
-      process.nextTick(this.endTick);
-      return undefined;
-    }
-    const stream = (this.client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
-    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
-    if (batch === undefined) process.nextTick(this.endTick);
-    return (this.tickBatch = []);
-  }
-
-  /** Writes this tick's batch, if any, in one cork of the socket. */
-  private readonly endTick = (): void => {
-    const batch = this.tickBatch;
-    this.tickBatch = undefined;
-    if (!batch) return;
-    const stream = (this.client as { stream?: { cork(): void; uncork(): void } }).stream!;
-    const writtenAt = performance.now();
-    stream.cork();
-    try {
-      for (const write of batch) write(writtenAt);
-    } finally {
-      stream.uncork();
-    }
-  };
 
   private async settleInFlight(boundMs: number): Promise<void> {
     if (this.inFlight === 0) return;

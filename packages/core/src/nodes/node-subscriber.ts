@@ -1,4 +1,4 @@
-import { guardSocketErrors } from './lock-node.js';
+import { guardSocketErrors } from './socket-guard.js';
 import type { SubscriberClient } from './node-client.js';
 import { endConnection, type RedisClientLike } from './redis-client.js';
 

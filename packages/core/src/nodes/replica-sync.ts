@@ -15,7 +15,8 @@
  */
 import { isClusterClient } from './cluster-client.js';
 import { RedlockArgumentError } from '../errors/errors.js';
-import type { LockNode, NodeExchange } from './lock-node.js';
+import type { LockNode } from './lock-node.js';
+import type { NodeExchange } from './node-wire.js';
 import type { ClusterNodeClient } from './node-client.js';
 
 /** `replicaSync` of a Redlock: how many replicas must confirm a grant, and how long to wait for them. */

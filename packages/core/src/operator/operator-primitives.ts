@@ -6,7 +6,8 @@
  */
 import { isClusterClient } from '../nodes/cluster-client.js';
 import type { KeyNames } from '../nodes/hash-slot.js';
-import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import { type LockNode } from '../nodes/lock-node.js';
+import { defineScript } from '../nodes/lua-script.js';
 import { escapeGlob } from '../nodes/node-commands.js';
 
 /** One holder seen on one node: its owner hash and what is left of its lease. */

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { isClusterClient } from '../nodes/cluster-client.js';
 import { QuorumUnavailableError, RedlockArgumentError } from '../errors/errors.js';
-import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import { type LockNode } from '../nodes/lock-node.js';
+import { defineScript } from '../nodes/lua-script.js';
 import type { ForceReleaseEvent } from '../observability/events.js';
 import type { NodeOutcome } from '../errors/node-outcome.js';
 import {

@@ -1,4 +1,5 @@
-import type { LockNode, SendSlot } from '../nodes/lock-node.js';
+import type { LockNode } from '../nodes/lock-node.js';
+import type { SendSlot } from '../nodes/node-wire.js';
 import { NodeRestartedError, type NodeOutcome, type NodeStatus } from '../errors/node-outcome.js';
 import { describeNodeError } from '../nodes/node-state.js';
 

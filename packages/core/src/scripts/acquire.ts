@@ -1,6 +1,8 @@
 import { isClusterClient } from '../nodes/cluster-client.js';
 import { slotGroups, type SlotGroup } from '../nodes/hash-slot.js';
-import { defineScript, type LockNode, type NodeExchange } from '../nodes/lock-node.js';
+import { type LockNode } from '../nodes/lock-node.js';
+import { type NodeExchange } from '../nodes/node-wire.js';
+import { defineScript } from '../nodes/lua-script.js';
 import { synced } from '../nodes/replica-sync.js';
 import type { ParsedReply } from '../rounds/round.js';
 import { releaseOnNode } from './release.js';

@@ -1,5 +1,5 @@
 /** The read side of `listLocks` (lock-listing.ts). */
-import { defineScript } from '../nodes/lock-node.js';
+import { defineScript } from '../nodes/lua-script.js';
 
 /**
  * KEYS: the keys to describe; ARGV: entries of a sorted set to return, then per key how to read

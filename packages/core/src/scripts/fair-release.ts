@@ -1,6 +1,7 @@
 import { isClusterClient } from '../nodes/cluster-client.js';
 import type { ClusterNodeClient } from '../nodes/node-client.js';
-import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import { type LockNode } from '../nodes/lock-node.js';
+import { defineScript } from '../nodes/lua-script.js';
 
 /**
  * Owner-checked release of a fair lock, handing over to the head of the node's queue: the

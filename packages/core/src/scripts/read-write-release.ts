@@ -10,7 +10,8 @@
  *   waiting writers' channel and the lock key.
  * Channels are named after the keys, as the mutex's release notice is named after its lock key.
  */
-import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import { type LockNode } from '../nodes/lock-node.js';
+import { defineScript } from '../nodes/lua-script.js';
 import { synced } from '../nodes/replica-sync.js';
 import { CLOCK, defineNotifying, formFor, MARK, PROMOTE, READERS_MARKER, type ReadWriteKeys } from './read-write.js';
 

@@ -15,7 +15,8 @@
  *    Its name is also the channel on which a read phase opening is published (to every reader).
  */
 import { isClusterClient } from '../nodes/cluster-client.js';
-import { defineScript, type LockNode, type LuaScript } from '../nodes/lock-node.js';
+import { type LockNode } from '../nodes/lock-node.js';
+import { defineScript, type LuaScript } from '../nodes/lua-script.js';
 import { synced } from '../nodes/replica-sync.js';
 import type { ParsedReply } from '../rounds/round.js';
 

@@ -1,6 +1,7 @@
 import { isClusterClient } from '../nodes/cluster-client.js';
 import { slotGroups } from '../nodes/hash-slot.js';
-import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import { type LockNode } from '../nodes/lock-node.js';
+import { defineScript } from '../nodes/lua-script.js';
 import type { NodeOutcome } from '../errors/node-outcome.js';
 import type { ParsedReply } from '../rounds/round.js';
 

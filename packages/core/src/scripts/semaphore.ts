@@ -1,4 +1,5 @@
-import { defineScript, type LockNode } from '../nodes/lock-node.js';
+import { type LockNode } from '../nodes/lock-node.js';
+import { defineScript } from '../nodes/lua-script.js';
 import { synced } from '../nodes/replica-sync.js';
 import type { ParsedReply } from '../rounds/round.js';
 

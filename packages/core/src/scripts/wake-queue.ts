@@ -13,7 +13,9 @@
  * Keys: the lock key and the resource's waiters key, `<prefix>waiters:<resource>`.
  */
 import { isPermissionDenied } from '../errors/error-hints.js';
-import { defineScript, type LockNode, type NodeExchange } from '../nodes/lock-node.js';
+import { type LockNode } from '../nodes/lock-node.js';
+import { type NodeExchange } from '../nodes/node-wire.js';
+import { defineScript } from '../nodes/lua-script.js';
 
 /** At most this many dead heads are skipped by one release (bounds the script's time). */
 const MAX_SKIPPED = 16;

@@ -1,5 +1,5 @@
 /** `listLocks`' script (scripts/describe-keys.ts) as an in-memory node runs it: the same replies. */
-import type { LuaScript } from '../nodes/lock-node.js';
+import type { LuaScript } from '../nodes/lua-script.js';
 import type { PrimitiveContext, PrimitiveScript } from './in-memory-primitives.js';
 import { DESCRIBE_SCRIPT } from '../scripts/describe-keys.js';
 

@@ -6,7 +6,7 @@
  * in the scripts) is the clock the in-memory node expires keys by, so scores and PX expiries
  * compare as they do on a Redis server.
  */
-import type { LuaScript } from '../nodes/lock-node.js';
+import type { LuaScript } from '../nodes/lua-script.js';
 import type { SortedSet } from './in-memory-sorted-set.js';
 import { FAIR_ACQUIRE_SCRIPT, FAIR_ALIVE_SCRIPT } from '../scripts/fair-acquire.js';
 import { FAIR_LEAVE_SCRIPT, FAIR_RELEASE_SCRIPT } from '../scripts/fair-release.js';

@@ -4,7 +4,7 @@
  * for the other primitives: the same reads, writes, notices and replies. The in-memory node is a
  * plain node, so the plain (PUBLISH) form of each notifying script is the one registered.
  */
-import type { LuaScript } from '../nodes/lock-node.js';
+import type { LuaScript } from '../nodes/lua-script.js';
 import { integer, nodeNow, type PrimitiveContext, type PrimitiveScript } from './in-memory-primitives.js';
 import { READ_ACQUIRE_SCRIPT, READERS_MARKER, WRITE_ACQUIRE_SCRIPT } from '../scripts/read-write.js';
 import {

@@ -2,7 +2,7 @@
  * The addressed wake-up scripts (scripts/wake-queue.ts) as an in-memory node runs them: the same
  * replies, step for step.
  */
-import type { LuaScript } from '../nodes/lock-node.js';
+import type { LuaScript } from '../nodes/lua-script.js';
 import type { PrimitiveContext as CommandContext } from './in-memory-primitives.js';
 import { LEAVE_SCRIPT, PASS_SCRIPT, QUEUE_SCRIPT, UNLOCK_SCRIPT, UNLOCK_WAKE_SCRIPT, WAITERS_SCRIPT } from '../scripts/wake-queue.js';
 

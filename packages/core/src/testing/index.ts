@@ -16,4 +16,5 @@
  *
  * @packageDocumentation
  */
-export { InMemoryRedisClient, InMemoryRedisServer, type InMemoryRedisServerOptions } from './in-memory-node.js';
+export { InMemoryRedisClient } from './in-memory-client.js';
+export { InMemoryRedisServer, type InMemoryRedisServerOptions } from './in-memory-node.js';

@@ -59,24 +59,24 @@ export class AddressedWakeups {
     // A follow-up of an attempt still under way when its acquisition gave up lands after the leave:
     // leave again, after it (same connection, so in order).
     const queuedNow = (): void => {
-      notices.noteQueued(key);
+      notices.places.noteQueued(key);
       if (ended) setImmediate(() => void this.leave(key));
     };
     return {
       queue: this.settings!,
       denied: (err) => this.denied(err),
-      score: () => notices.queueScore(key),
+      score: () => notices.places.queueScore(key),
       queued: () => {
         freeInARow = 0;
         queuedNow();
       },
       free: () => {
         queuedNow();
-        if (++freeInARow === 1) notices.noteFree(key);
+        if (++freeInARow === 1) notices.places.noteFree(key);
       },
       requeue: () => {
         queuedNow();
-        return notices.queueScore(key);
+        return notices.places.queueScore(key);
       },
       end: () => {
         ended = true;
@@ -87,7 +87,7 @@ export class AddressedWakeups {
   /** Takes this process out of `key`'s queue when no acquisition of its own waits there. */
   async leave(key: string): Promise<void> {
     const queue = this.settings;
-    if (!queue || !this.ctx.notices.leaveIfIdle(key)) return;
+    if (!queue || !this.ctx.notices.places.leaveIfIdle(key)) return;
     const arbiter = this.node(key, this.ctx.nodeTimeoutMs);
     // A node that does not answer keeps the entry until the queue's TTL: a hint, never the lock.
     await (arbiter ? leaveQueueOnNode(arbiter, queue, key).catch(() => undefined) : undefined);
@@ -95,7 +95,7 @@ export class AddressedWakeups {
 
   /** Leaves every queue this process is in (its Redlock closes). */
   async leaveAll(): Promise<void> {
-    await Promise.all(this.ctx.notices.queuedKeys().map((key) => this.leave(key)));
+    await Promise.all(this.ctx.notices.places.queuedKeys().map((key) => this.leave(key)));
   }
 
   /** The node where `key`'s waiters queue (the arbiter of arbiter-round.ts), or undefined when none qualifies. */
@@ -115,8 +115,8 @@ export class AddressedWakeups {
     if (!queue) return undefined;
     const notices = this.ctx.notices;
     // Its score was renewed when it won (noteWon): queued again, it goes behind those waiting now.
-    const requeueScore = waiting + notices.waitingFor(key) > 0 ? notices.queueScore(key) : undefined;
-    if (requeueScore !== undefined) notices.noteQueued(key);
+    const requeueScore = waiting + notices.places.waitingFor(key) > 0 ? notices.places.queueScore(key) : undefined;
+    if (requeueScore !== undefined) notices.places.noteQueued(key);
     const arbiter = this.node(key, this.ctx.nodeTimeoutMs);
     const wake = { queue, requeueScore };
     return (node) =>

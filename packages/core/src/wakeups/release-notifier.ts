@@ -5,7 +5,6 @@ import {
   covers,
   deliverNotice,
   enqueue,
-  newChannel,
   pollDelay,
   schedulePoll,
   type Channel,
@@ -14,6 +13,8 @@ import {
   type WaiterState,
   type WakeReason,
 } from './notice-channel.js';
+import { ChannelSet } from './channel-set.js';
+import { QueuePlaces } from './queue-places.js';
 import { WakeChannel } from './wake-channel.js';
 
 export type { WakeReason } from './notice-channel.js';
@@ -81,17 +82,16 @@ export class ReleaseNotifier {
   /** This process' wake-up channel, with addressed wake-ups. */
   private readonly wake: WakeChannel | undefined;
   private readonly addressed: AddressedWakeups | undefined;
-  private readonly arbiterOf: ((key: string) => number) | undefined;
   private readonly isDown: ((node: number) => boolean) | undefined;
-  private readonly channels = new Map<string, Channel>();
+  private readonly channels: ChannelSet;
+  /** This process' place in each key's queue on its arbiter (addressed wake-ups). */
+  readonly places: QueuePlaces;
   private readonly waiters = new WeakMap<readonly string[], WaiterState>();
   private readonly need: number;
   private readonly lingerMs: number;
   private nextTicket = 0;
   /** Longest recent failed attempt (ms): how far back a first wait looks for a missed notice. */
   private attemptMs: number;
-  private sweepTimer: NodeJS.Timeout | undefined;
-  private idleWaiters: Array<() => void> = [];
   private closed = false;
   /** How long a waiter woken by another process's release waits before it attempts (set by the cohorts). */
   turnDelay: ((key: string) => number) | undefined;
@@ -109,14 +109,20 @@ export class ReleaseNotifier {
     this.lingerMs = options.lingerMs;
     this.attemptMs = options.lingerMs;
     this.addressed = options.addressed;
-    this.arbiterOf = options.arbiterOf;
     this.isDown = options.isDown;
     this.rules = { quorum: options.quorum, wakesAll: options.wakesAll, turnDelay: (key) => this.turnDelay?.(key) ?? 0 };
-    this.wake = options.addressed
-      ? new WakeChannel(options.addressed.channel, clients.length, this.need, (channel) => {
-          for (const s of this.subscribers) s.want(channel);
-        })
-      : undefined;
+    const subscriptions = {
+      nodes: clients.length,
+      want: (channel: string) => {
+        for (const s of this.subscribers) s.want(channel);
+      },
+      drop: (channel: string) => {
+        for (const s of this.subscribers) s.drop(channel);
+      },
+    };
+    this.wake = options.addressed ? new WakeChannel(options.addressed.channel, clients.length, this.need, subscriptions.want) : undefined;
+    this.channels = new ChannelSet(subscriptions, options.lingerMs, this.wake, options.arbiterOf);
+    this.places = new QueuePlaces(this.channels);
   }
 
   /** Subscriber connections opened so far. */
@@ -138,8 +144,7 @@ export class ReleaseNotifier {
 
   /** Resolves once no channel is subscribed any more (after the linger time). */
   whenIdle(): Promise<void> {
-    if (this.channels.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.channels.whenIdle();
   }
 
   /**
@@ -173,7 +178,7 @@ export class ReleaseNotifier {
       state = { ticket: this.nextTicket++, lastReturnAt: now, turn: false };
       this.waiters.set(keys, state);
     }
-    const channels = keys.map((key) => this.channel(key, byTurn));
+    const channels = keys.map((key) => this.channels.open(key, byTurn));
     // An arbiter found down since the last confirmation no longer holds the channel back (see covers).
     for (const c of channels) if (c.armedAt === Infinity && covers(c, this.need, this.isDown)) c.armedAt = now;
     let immediate: WakeReason | undefined;
@@ -270,67 +275,6 @@ export class ReleaseNotifier {
     return this.channels.get(key)?.acked[node] === 1;
   }
 
-  /**
-   * Whether this process is queued for `key` on its arbiter while a waiter of its own waits: a new
-   * acquisition then waits for the process' turn instead of racing the processes queued before it.
-   */
-  queued(key: string): boolean {
-    const c = this.channels.get(key);
-    return c !== undefined && c.queued && c.queue.length > 0;
-  }
-
-  /** Whether this process' entry is (as far as it knows) in `key`'s queue on the arbiter, waiters or not. */
-  inQueue(key: string): boolean {
-    return this.channels.get(key)?.queued === true;
-  }
-
-  /** The score this process queues with for `key`: kept while its waiters wait, so a lost race keeps its place. */
-  queueScore(key: string): number {
-    const c = this.channel(key, true);
-    c.score ??= Date.now();
-    return c.score;
-  }
-
-  /** A refused attempt queued this process for `key` on its arbiter. */
-  noteQueued(key: string): void {
-    this.channel(key, true).queued = true;
-  }
-
-  /** The key was free again when the refused attempt looked (its holder released meanwhile): the next wait returns at once. */
-  noteFree(key: string): void {
-    const c = this.channel(key, true);
-    c.pendingAt = performance.now();
-    c.pendingOwn = false;
-  }
-
-  /**
-   * Whether this process should leave `key`'s queue: it is queued there and no wait of its own
-   * waits for the key any more. Marks it out of the queue (the caller then removes the entry).
-   */
-  leaveIfIdle(key: string): boolean {
-    const c = this.channels.get(key);
-    if (!c?.queued || c.queue.length > 0) return false;
-    c.queued = false;
-    c.score = undefined;
-    return true;
-  }
-
-  /** The keys this process is queued for on their arbiters. */
-  queuedKeys(): string[] {
-    return [...this.channels].filter(([, c]) => c.queued).map(([key]) => key);
-  }
-
-  /** This process won `key`: the next time it queues, it goes behind the processes waiting then. */
-  noteWon(key: string): void {
-    const c = this.channels.get(key);
-    if (c) c.score = undefined;
-  }
-
-  /** How many waits of this process wait for `key` now. */
-  waitingFor(key: string): number {
-    return this.channels.get(key)?.queue.length ?? 0;
-  }
-
   /** Whether the last wait of the acquisition waiting on `keys` ended with its process' turn. */
   lastTurn(keys: readonly string[]): boolean {
     return this.waiters.get(keys)?.turn === true;
@@ -358,10 +302,7 @@ export class ReleaseNotifier {
     for (const c of this.channels.values()) {
       for (const entry of [...c.queue]) entry.resolve('closed');
     }
-    this.channels.clear();
-    if (this.sweepTimer) clearTimeout(this.sweepTimer);
-    this.sweepTimer = undefined;
-    this.flushIdle();
+    this.channels.close();
     await Promise.all(this.subscribers.map((s) => s.close()));
   }
 
@@ -376,36 +317,13 @@ export class ReleaseNotifier {
     return addressed ? this.wake!.armedAt : c.armedAt;
   }
 
-  private channel(name: string, addressed = false): Channel {
-    let c = this.channels.get(name);
-    // Addressed waits listen on the key's channel too: the releases of read-write locks and
-    // semaphores on the same resource (and of multi-resource locks) notify there, not by turns.
-    if (c) {
-      if (addressed) this.wake?.want();
-      this.subscribeKey(c);
-      return c;
-    }
-    c = newChannel(name, this.subscribers.length, this.arbiterOf?.(name) ?? -1);
-    this.channels.set(name, c);
-    if (addressed) this.wake?.want();
-    this.subscribeKey(c);
-    return c;
-  }
-
-  /** Broadcast waits listen on the key's own channel. */
-  private subscribeKey(c: Channel): void {
-    if (c.subscribed) return;
-    c.subscribed = true;
-    for (const s of this.subscribers) s.want(c.name);
-  }
-
   private finish(state: WaiterState, channels: readonly Channel[], reason: WakeReason, turn = false): WakeReason {
     const now = performance.now();
     state.lastReturnAt = now;
     state.turn = turn;
     this.stats[reason]++;
     for (const c of channels) if (c.queue.length === 0) c.idleSince = now;
-    this.scheduleSweep();
+    this.channels.scheduleSweep();
     return reason;
   }
 
@@ -478,35 +396,5 @@ export class ReleaseNotifier {
       c.ackCount--;
       if (c.ackCount < this.need) c.armedAt = Infinity;
     }
-  }
-
-  /** One unref'd timer for all channels: drops those idle for `lingerMs`. */
-  private scheduleSweep(): void {
-    if (this.sweepTimer || this.closed || this.channels.size === 0) return;
-    this.sweepTimer = setTimeout(() => this.sweep(), this.lingerMs);
-    this.sweepTimer.unref();
-  }
-
-  private sweep(): void {
-    this.sweepTimer = undefined;
-    const now = performance.now();
-    for (const c of this.channels.values()) {
-      if (c.queue.length === 0 && now - c.idleSince >= this.lingerMs) {
-        this.channels.delete(c.name);
-        if (c.subscribed) for (const s of this.subscribers) s.drop(c.name);
-      }
-    }
-    if (this.channels.size === 0) {
-      this.wake?.drop((channel) => {
-        for (const s of this.subscribers) s.drop(channel);
-      });
-      this.flushIdle();
-    } else this.scheduleSweep();
-  }
-
-  private flushIdle(): void {
-    const waiting = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiting) resolve();
   }
 }
