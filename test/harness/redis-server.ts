@@ -12,5 +12,6 @@ export {
   RedisSentinelSet,
   RedisServer,
   RedisServerMissingError,
+  logLineTime,
   type RedisServerOptions,
 } from '@redlock-nest/redis-process';

@@ -1,5 +1,5 @@
 export { RedisCluster } from './redis-cluster.js';
-export { RedisServer, type RedisServerOptions } from './redis-server.js';
+export { logLineTime, RedisServer, type RedisServerOptions } from './redis-server.js';
 export { findRedisServer, RedisServerMissingError } from './redis-binary.js';
 export { freePort, portIsFree } from './free-port.js';
 export { RedisClusterMode, type RedisClusterModeOptions } from './redis-cluster-mode.js';

@@ -50,6 +50,7 @@ export class RedisServer {
   private exited: Promise<void> = Promise.resolve();
   private stopped = false;
   private isPaused = false;
+  private lastReadyAt: number | undefined;
 
   private constructor(
     readonly port: number,
@@ -153,6 +154,8 @@ export class RedisServer {
       const onData = (chunk: Buffer): void => {
         log += chunk.toString();
         if (log.includes(ready)) {
+          const line = log.split('\n').find((l) => l.includes(ready)) ?? '';
+          this.lastReadyAt = logLineTime(line) ?? Date.now();
           child.stdout.off('data', onData);
           child.stdout.resume();
           resolve();
@@ -196,6 +199,16 @@ export class RedisServer {
     this.isPaused = false;
   }
 
+  /**
+   * When the server last became ready to accept connections (epoch ms), as its own log line says:
+   * it answers nothing before. Read when a test's clock must not be late by the time it took us to
+   * read that line (a loaded machine): a chaos window ending then would count the server's first
+   * answers as given while it was down. Undefined before the first start.
+   */
+  get readyAt(): number | undefined {
+    return this.lastReadyAt;
+  }
+
   /** Kill and start again on the same port (data kept only when `persistent`). */
   async restart(): Promise<void> {
     if (this.stopped) throw new Error(`redis-server on port ${this.port} was stopped; start a new one`);
@@ -234,4 +247,16 @@ export class RedisServer {
   private removeDir(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * When a redis-server log line was written (epoch ms), from the line itself
+ * (`<pid>:<role> 04 Dec 2026 15:51:22.756 * Ready to accept connections`): Redis writes its local
+ * time, which `Date` parses as local time too. Undefined when the line has no such stamp.
+ */
+export function logLineTime(line: string): number | undefined {
+  const m = /^\d+:[A-Z] (\d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2})\.(\d{3}) /.exec(line.trim());
+  if (!m) return undefined;
+  const at = new Date(m[1]!).getTime();
+  return Number.isNaN(at) ? undefined : at + Number(m[2]);
 }
