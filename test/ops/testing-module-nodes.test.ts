@@ -73,9 +73,12 @@ describe('RedlockTestingModule nodes (the core algorithm over in-memory nodes)',
   });
 
   it('locks past a slow node (its reply later than the node timeout)', async () => {
+    // The nodes are seen first. A node stalled before this process' first look at it is another case: the
+    // restart rule then holds the young nodes back for up to the node timeout (its verdict waits for that look).
+    expect((await payments.pay('c')).token).toBe(1n);
     locks.nodes[1]!.slow(60_000); // its pending replies are dropped when the module closes: no timer outlives the test
     const paid = await payments.pay('c');
-    expect(paid.token).toBe(1n);
+    expect(paid.token).toBe(2n);
     expect(paid.nodes[1]).not.toBe('ok');
   });
 
