@@ -21,6 +21,16 @@ interface ZsetEntry {
   expiresAt: number;
 }
 
+/** `map`'s entry for `key` unless it expired, which is then dropped (lazily, on access, as Redis does). */
+function live<T extends { readonly expiresAt: number }>(map: Map<string, T>, key: string): T | undefined {
+  const found = map.get(key);
+  if (found && found.expiresAt <= performance.now()) {
+    map.delete(key);
+    return undefined;
+  }
+  return found;
+}
+
 const WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
 
 /** The keyspace of one in-memory node. */
@@ -42,21 +52,11 @@ export class MemoryKeyspace {
   }
 
   private entry(key: string): Entry | undefined {
-    const e = this.entries.get(key);
-    if (e && e.expiresAt <= performance.now()) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return e;
+    return live(this.entries, key);
   }
 
   private zentry(key: string): ZsetEntry | undefined {
-    const z = this.zsets.get(key);
-    if (z && z.expiresAt <= performance.now()) {
-      this.zsets.delete(key);
-      return undefined;
-    }
-    return z;
+    return live(this.zsets, key);
   }
 
   get(key: string): string | undefined {
