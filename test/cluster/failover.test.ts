@@ -13,6 +13,8 @@ import { useClusterFixture, withSentinelSet } from './helpers.js';
 
 const quiet: RedlockOptions = { onWarning: () => {} };
 const synced: RedlockOptions = { ...quiet, replicaSync: { replicas: 1, timeoutMs: 200 } };
+/** For a failover: the replica not promoted follows the new master at once (see withSentinelSet). */
+const TWO_REPLICAS = { replicas: 2 };
 
 describe('Sentinel-managed master', () => {
   it('with replicaSync, a lock survives SENTINEL FAILOVER: a second client cannot acquire it, the holder extends it', async () => {
@@ -26,9 +28,9 @@ describe('Sentinel-managed master', () => {
       expect(after).not.toBe(before);
       const other = track(new Redlock([node], synced));
       expect(await other.tryAcquire(resource, 60_000, { retry: false })).toBeNull();
-      // The holder's client followed the failover: the extension reaches the new master. Until the
-      // demoted master, resynced as its replica, acknowledges a write, a grant does not count
-      // (documented): the extension is retried meanwhile, within the lock's 60 s.
+      // The holder's client followed the failover: the extension reaches the new master. Until a
+      // replica of it acknowledges a write, a grant does not count (documented): the extension is
+      // retried meanwhile, within the lock's 60 s.
       await holder.connect();
       const extended = (): Promise<boolean> =>
         lock.extend(60_000).then(
@@ -41,7 +43,7 @@ describe('Sentinel-managed master', () => {
       await until(extended, 'the holder extends its lock on the new master', 20_000);
       expect(lock.remainingMs).toBeGreaterThan(50_000);
       await lock.release();
-    });
+    }, TWO_REPLICAS);
   }, 90_000);
 
   it('without replicaSync, the client follows the failover (whether an unsynced lock survived is not guaranteed)', async () => {
@@ -58,7 +60,7 @@ describe('Sentinel-managed master', () => {
       const fresh = await other.acquire(uniqueResource('after-failover'), 10_000, { timeoutMs: 10_000 });
       await fresh.release();
       await second?.release();
-    });
+    }, TWO_REPLICAS);
   }, 90_000);
 
   it('with replicaSync and its replica down, a grant does not count (the acquisition fails and leaves no key)', async () => {

@@ -10,7 +10,7 @@ import { Redlock, type RedisNodeInput, type RedlockOptions } from '@redlock-nest
 import { hashSlot, hashTag } from '@redlock-nest/core/internal';
 import { uniqueResource } from '../harness/test-utils.js';
 import type { ClientKind } from '../core/helpers.js';
-import { RedisClusterMode, RedisSentinelSet } from '../harness/redis-server.js';
+import { RedisClusterMode, RedisSentinelSet, type RedisSentinelSetOptions } from '../harness/redis-server.js';
 
 /**
  * A started cluster (beforeAll), every paused server resumed after each test, all stopped at the end.
@@ -97,9 +97,16 @@ export class ClusterFixture {
   }
 }
 
-/** A started Sentinel set per test (failovers change it), with its Redlocks closed after. */
-export async function withSentinelSet<T>(run: (set: RedisSentinelSet, track: (r: Redlock) => Redlock) => Promise<T>): Promise<T> {
-  const set = await RedisSentinelSet.start();
+/**
+ * A started Sentinel set per test (failovers change it), with its Redlocks closed after. A test
+ * that fails over starts two replicas: the one not promoted follows the new master at once, where
+ * the demoted master only follows on a Sentinel's next look (up to 10 s).
+ */
+export async function withSentinelSet<T>(
+  run: (set: RedisSentinelSet, track: (r: Redlock) => Redlock) => Promise<T>,
+  options: RedisSentinelSetOptions = {},
+): Promise<T> {
+  const set = await RedisSentinelSet.start(options);
   const redlocks: Redlock[] = [];
   try {
     return await run(set, (r) => {

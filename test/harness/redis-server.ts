@@ -13,5 +13,6 @@ export {
   RedisServer,
   RedisServerMissingError,
   logLineTime,
+  type RedisSentinelSetOptions,
   type RedisServerOptions,
 } from '@redlock-nest/redis-process';

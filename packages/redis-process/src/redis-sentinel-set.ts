@@ -114,16 +114,43 @@ export class RedisSentinelSet {
 
   /**
    * `SENTINEL FAILOVER`: promotes a replica without waiting for the master to fail.
-   * Resolves with the new master once the Sentinels name it and its replicas follow it.
+   * Resolves with the new master once every running Sentinel names it and a replica's link to it
+   * is up. The demoted master follows later (a Sentinel reconfigures it on its next look, up to
+   * 10 s): with one replica, that is the replica waited for; call {@link waitSettled} to wait for all.
    */
   async failover(): Promise<RedisServer> {
     const before = await this.master();
     const sentinel = this.sentinels.find((s) => s.state === 'running');
     if (!sentinel) throw new Error('no Sentinel is running');
     await cliCommand(sentinel.port, 'SENTINEL', 'FAILOVER', this.name);
-    await pollUntil(async () => (await this.master()) !== before, `a new master of ${this.name}`, 30_000);
-    await this.waitSettled();
-    return this.master();
+    // Set by the check that passes (a closure: declared with its type, not narrowed to undefined).
+    let found = undefined as RedisServer | undefined;
+    await pollUntil(
+      async () => {
+        let promoted: RedisServer | undefined;
+        for (const s of this.sentinels) {
+          if (s.state !== 'running') continue;
+          const reply = await cliCommand(s.port, 'SENTINEL', 'get-master-addr-by-name', this.name);
+          const named = this.servers.find((server) => server.port === Number(reply.trim().split('\n')[1]));
+          if (!named || named === before || (promoted && named !== promoted)) return false;
+          promoted = named;
+        }
+        if (!promoted) return false;
+        for (const server of this.servers) {
+          if (server === promoted || server.state !== 'running') continue;
+          const info = await cliCommand(server.port, 'INFO', 'replication');
+          if (info.includes('master_link_status:up') && info.includes(`master_port:${promoted.port}`)) {
+            found = promoted;
+            return true;
+          }
+        }
+        return false;
+      },
+      `a new master of ${this.name}, named by every Sentinel, with a replica`,
+      30_000,
+    );
+    if (!found) throw new Error(`no new master of ${this.name}`);
+    return found;
   }
 
   /** Resume paused processes and kill every one (by PID). */

@@ -115,6 +115,8 @@ export class RedisServer {
         : this.options.persistent
           ? ['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
           : ['--appendonly', 'no', '--save', ''];
+    // A replica's full sync starts at once: by default a master waits 5 s for more replicas to share a diskless transfer.
+    const replication = sentinel !== undefined ? [] : ['--repl-diskless-sync-delay', '0'];
     let configArgs: string[] = [];
     if (sentinel !== undefined) {
       // Sentinel insists on a writable config file, given first.
@@ -138,6 +140,7 @@ export class RedisServer {
       '--logfile',
       '',
       ...persistence,
+      ...replication,
       ...(this.options.args ?? []),
     ];
     const child = spawn(this.bin, args, {
