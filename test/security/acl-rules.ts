@@ -45,12 +45,13 @@ export async function setUser(
   await client.call('ACL', 'SETUSER', user, 'reset', 'on', `>${password}`, ...rules);
 }
 
-/** The ACL LOG entries of a server, as "reason object (context)". */
-export async function aclDenials(client: { call(...args: string[]): Promise<unknown> }): Promise<string[]> {
-  const log = (await client.call('ACL', 'LOG')) as unknown[][];
-  return log.map((entry) => {
+/** The ACL LOG entries of a server (only `user`'s when given), as "reason object (context)". */
+export async function aclDenials(client: { call(...args: string[]): Promise<unknown> }, user?: string): Promise<string[]> {
+  // ACL LOG shows the last 10 entries unless asked for more.
+  const log = (await client.call('ACL', 'LOG', '1024')) as unknown[][];
+  return log.flatMap((entry) => {
     const e: Record<string, unknown> = {};
     for (let i = 0; i < entry.length; i += 2) e[String(entry[i])] = entry[i + 1];
-    return `${String(e.reason)} ${String(e.object)} (${String(e.context)})`;
+    return user === undefined || e.username === user ? [`${String(e.reason)} ${String(e.object)} (${String(e.context)})`] : [];
   });
 }
