@@ -1,11 +1,13 @@
-import { Lock, type LockInit, type LockOperations } from './lock/lock.js';
+import { Lock, type LockOperations } from './lock/lock.js';
+import type { LockInit } from './lock/lock-types.js';
 import type { RedlockEventName, RedlockListener } from './observability/events.js';
 import type { NodeReport } from './safety/independence.js';
 import type { CheckNodesOptions, NodeCheckReport } from './safety/node-check.js';
 import type { AcquireOptions, UsingOptions } from './options/options.js';
 import { labelLock, type PrimitiveLabel } from './primitives/primitive-label.js';
 
-export type { LockInit, LockOperations } from './lock/lock.js';
+export type { LockOperations } from './lock/lock.js';
+export type { LockInit } from './lock/lock-types.js';
 
 /**
  * What a lock engine offers: the surface the NestJS layer (decorators, guard, interceptor,

@@ -23,7 +23,8 @@
  */
 export { Redlock } from './redlock.js';
 export type { LockEngine } from './engine.js';
-export { Lock, type LockJSON, type LockState, type ReleaseResult } from './lock/lock.js';
+export { Lock } from './lock/lock.js';
+export type { LockJSON, LockState, ReleaseResult } from './lock/lock-types.js';
 export type { LockMode } from './primitives/read-write-lock.js';
 export { primitiveOf, type PrimitiveLabel } from './primitives/primitive-label.js';
 export type { RedlockEventMap, RedlockEventName, RedlockListener } from './observability/events.js';

@@ -1,11 +1,7 @@
-import { LockNotAcquiredError, RedlockArgumentError, RedlockClosedError } from './errors/errors.js';
-import { acquireLoop, type AcquisitionHost } from './acquire/acquisition.js';
-import type { LockCohorts } from './cohorts/lock-cohort.js';
-import type { ContentionHints } from './rounds/arbiter-round.js';
-import type { FairQueue } from './primitives/fair-queue.js';
+import { LockNotAcquiredError, RedlockArgumentError } from './errors/errors.js';
+import { acquireLoop } from './acquire/acquisition.js';
 import type { FairSession } from './primitives/fair-session.js';
 import { checkNodeIndependence, type NodeReport } from './safety/independence.js';
-import type { IndependenceWatch } from './safety/independence-watch.js';
 import { checkValidity } from './acquire/lock-rounds.js';
 import { checkNodes, type CheckNodesOptions, type NodeCheckReport } from './safety/node-check.js';
 import {
@@ -17,31 +13,18 @@ import {
   type OperatorContext,
 } from './operator/operator.js';
 import { primitiveKeys } from './operator/operator-primitives.js';
-import type { Lock, LockOperations } from './lock/lock.js';
-import type { LockNode } from './nodes/lock-node.js';
-import { checkDistinctNodes } from './nodes/node-input.js';
-import {
-  checkAcquireOptions,
-  checkPermits,
-  checkTtl,
-  normalizeResources,
-  resolveRedlockOptions,
-  resolveRetry,
-} from './options/option-checks.js';
-import type { AcquireOptions, RedlockOptions, ResolvedRedlockOptions, UsingOptions } from './options/options.js';
-import type { RedisNodeInput } from './nodes/redis-client.js';
-import type { KeyNames } from './nodes/cluster-client.js';
+import type { Lock } from './lock/lock.js';
+import { checkPermits, checkTtl, normalizeResources, resolveRetry } from './options/option-checks.js';
+import { checkAcquireOptions } from './options/acquire-option-checks.js';
+import type { AcquireOptions, UsingOptions } from './options/options.js';
 import { primitiveFor } from './primitives/primitive-kind.js';
-import type { ReleaseNotifier } from './wakeups/release-notifier.js';
 import type { WakeQueue } from './scripts/wake-queue.js';
-import type { AddressedWakeups } from './wakeups/addressed-wakeups.js';
-import type { LockContext } from './lock/lock-context.js';
-import type { RestartRule } from './safety/restart-rule.js';
 import { runWithLock } from './lock/watchdog.js';
-import { RedlockEmitter, type RedlockEventName } from './observability/events.js';
-import { assembleRedlock } from './redlock-parts.js';
+import { RedlockBase } from './redlock-base.js';
 import type { LockEngine } from './engine.js';
-import { listenerWarning, RedlockTelemetry } from './observability/telemetry.js';
+
+// The public operations only: the parts they read, the constructor that wires them and the
+// seams a subclass may replace (lockKey, waitForRetry, onHeld, ...) are in redlock-base.ts.
 
 /**
  * Redlock over N independent Redis nodes (N = 1 is the single-instance lock of the Redis
@@ -56,66 +39,7 @@ import { listenerWarning, RedlockTelemetry } from './observability/telemetry.js'
  * await redlock.close();
  * ```
  */
-export class Redlock extends RedlockEmitter implements LockEngine {
-  /** Nodes needed for a majority: ⌊N/2⌋ + 1. */
-  readonly quorum: number;
-  /** The options in force, defaults merged. */
-  readonly options: ResolvedRedlockOptions;
-  /** @internal */
-  readonly nodes: readonly LockNode[];
-  /** @internal */ readonly active = new Set<Lock>();
-  /** Attempts under way: close() lets them finish, so a lock they win is released, not leaked. */
-  private readonly attempting = new Set<Promise<unknown>>();
-  /** @internal */ readonly contention: ContentionHints;
-  /** @internal */ readonly ops: LockOperations;
-  private readonly independence: IndependenceWatch;
-  private closing: Promise<void> | undefined;
-  /** Wakes waiters on release notices; opens no connection until something waits. */
-  protected readonly releaseNotices: ReleaseNotifier;
-  /** @internal Keeps restarted nodes out of quorums for the largest TTL in use (see restart-rule.ts). */
-  readonly restarts: RestartRule | undefined;
-  /** @internal FIFO queues of `fair: true` acquisitions (see fair-queue.ts). */
-  readonly fair: FairQueue;
-  /** Events and spans of the lock operations, emitted to this instance's listeners. */
-  private readonly telemetry: RedlockTelemetry;
-  /** @internal Key names: hash-tagged when a node is a Redis Cluster (see hash-slot.ts). */
-  readonly keyNames: KeyNames;
-  /** @internal Local hand-offs of plain locks (lock-cohort.ts); undefined with `cohort: false`. */
-  readonly cohorts: LockCohorts | undefined;
-  /** @internal Addressed wake-ups of plain locks: where this process queues for a key and is woken. */
-  readonly wakeups: AddressedWakeups;
-  /** What the acquisitions of this instance read and call back (acquire/acquisition.ts). */
-  private readonly acquisitions: AcquisitionHost;
-  /** @internal What every round of this instance reads (lock-context.ts): attempts get this, never the Redlock. */
-  readonly context: LockContext;
-
-  constructor(nodes: ReadonlyArray<RedisNodeInput>, options?: RedlockOptions) {
-    super();
-    if (!Array.isArray(nodes) || nodes.length === 0) {
-      throw new RedlockArgumentError(
-        'Redlock needs at least one Redis node: new Redlock(["redis://host:6379", ...]). Use 1 node for an efficiency lock, 3 or 5 independent nodes for fault tolerance.',
-      );
-    }
-    this.options = resolveRedlockOptions(options);
-    checkDistinctNodes(nodes);
-    const parts = assembleRedlock(nodes, this.options, options, {
-      sink: this.sink,
-      // A subclass that replaces waitForRetry may not wait by notice: then no one can be seen waiting.
-      byNotice: this.waitForRetry === Redlock.prototype.waitForRetry,
-      active: this.active,
-      attempting: this.attempting,
-      closing: () => this.closing !== undefined,
-      lockKey: (resource) => this.lockKey(resource),
-      fenceKey: (resource) => this.fenceKey(resource),
-      waitForRetry: (...args) => this.waitForRetry(...args),
-      onHeld: (lock) => this.onHeld(lock),
-    });
-    ({ nodes: this.nodes, quorum: this.quorum, keyNames: this.keyNames, restarts: this.restarts, fair: this.fair } = parts);
-    ({ wakeups: this.wakeups, contention: this.contention, independence: this.independence, ops: this.ops } = parts);
-    ({ telemetry: this.telemetry, context: this.context, cohorts: this.cohorts, acquisitions: this.acquisitions } = parts);
-    this.releaseNotices = parts.notices;
-  }
-
+export class Redlock extends RedlockBase implements LockEngine {
   /**
    * Acquires `resource` (or all of `resource[]` together) for `ttlMs`, retrying with
    * jitter while it is held by someone else.
@@ -307,11 +231,6 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     await Promise.allSettled(this.nodes.map((node) => node.connect()));
   }
 
-  /** A throwing listener is reported through `onWarning`, like every other library warning. */
-  protected override onListenerError(event: RedlockEventName, err: unknown): void {
-    this.options.onWarning(listenerWarning(event, err));
-  }
-
   /** How many locks this instance currently holds (acquired, not released, not known lost). */
   get activeLocks(): number {
     return this.active.size;
@@ -337,32 +256,6 @@ export class Redlock extends RedlockEmitter implements LockEngine {
     return this.closing;
   }
 
-  /** Prefixed Redis key of a resource's lock. */
-  protected lockKey(resource: string): string {
-    return this.keyNames.lock(resource);
-  }
-
-  /** Prefixed Redis key of a resource's fencing counter. */
-  protected fenceKey(resource: string): string {
-    return this.keyNames.fence(resource);
-  }
-
-  /**
-   * Waits before the next attempt: until a release of one of `keys` is published on any
-   * node, or the fallback poll fires (`ms` at the head of the queue, longer behind it),
-   * at most `maxMs`. `keys` is the same array across retries (the notifier relies on it).
-   */
-  protected async waitForRetry(
-    keys: readonly string[],
-    ms: number,
-    signal: AbortSignal | undefined,
-    maxMs = Infinity,
-    addressed = false,
-    unattempted = false,
-  ): Promise<void> {
-    await this.releaseNotices.wait(keys, ms, signal, maxMs, addressed, unattempted);
-  }
-
   /**
    * @internal Addressed wake-ups of plain locks (scripts/wake-queue.ts): where this process queues
    * and is woken. Undefined on Redis Cluster nodes (their notices are sharded), when waits do not
@@ -372,11 +265,4 @@ export class Redlock extends RedlockEmitter implements LockEngine {
   get wakeQueue(): WakeQueue | undefined {
     return this.wakeups.queue;
   }
-
-  private assertOpen(): void {
-    if (this.closing) throw new RedlockClosedError();
-  }
-
-  /** @internal Each lock this instance wins, when it wins it (the testing module follows them). */
-  protected onHeld(_lock: Lock): void {}
 }

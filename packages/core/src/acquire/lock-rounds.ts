@@ -1,6 +1,7 @@
 import { settleExtend } from '../lock/extend-outcome.js';
 import type { LockContext } from '../lock/lock-context.js';
-import type { Lock, ReleaseResult } from '../lock/lock.js';
+import type { Lock } from '../lock/lock.js';
+import type { ReleaseResult } from '../lock/lock-types.js';
 import type { NodeOutcome } from '../errors/node-outcome.js';
 import type { LockNode } from '../nodes/lock-node.js';
 import { checkTtlOverDrift } from '../options/option-checks.js';

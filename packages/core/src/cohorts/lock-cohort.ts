@@ -10,7 +10,8 @@
  */
 import { LockLostError, RedlockClosedError } from '../errors/errors.js';
 import type { FencedView } from '../fencing/fencing.js';
-import { Lock, type LockOperations, type ReleaseResult } from '../lock/lock.js';
+import { Lock, type LockOperations } from '../lock/lock.js';
+import type { ReleaseResult } from '../lock/lock-types.js';
 import type { ResolvedCohort } from '../options/options.js';
 import { onAbort } from '../lock/wait.js';
 

@@ -15,19 +15,19 @@
  * @packageDocumentation
  */
 export {
-  checkAcquireOptions,
   checkFair,
   checkFencing,
   checkKeyPrefix,
   checkMaxHoldMs,
   checkMode,
   checkPermits,
-  checkRedlockOptions,
   checkRetry,
   checkTimeoutMs,
   checkTtl,
   normalizeResources,
 } from '../options/option-checks.js';
+export { checkAcquireOptions } from '../options/acquire-option-checks.js';
+export { checkRedlockOptions } from '../options/redlock-option-checks.js';
 export { DEFAULT_REDLOCK_OPTIONS } from '../options/options.js';
 export { createLock, type LockInit, type LockOperations } from '../engine.js';
 export { runWithLock } from '../lock/watchdog.js';

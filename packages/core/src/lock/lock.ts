@@ -2,20 +2,8 @@ import { inspect, type InspectOptions } from 'node:util';
 import { LockLostError, RedlockArgumentError, type LockLostReason } from '../errors/errors.js';
 import type { NodeOutcome } from '../errors/node-outcome.js';
 import { checkTtl } from '../options/option-checks.js';
-
-/** What a release did on each node. Releasing never throws for an expired lock. */
-export interface ReleaseResult {
-  /** Nodes on which our key was still present and was deleted. */
-  readonly released: number;
-  /** Per-node outcomes (`ok`, `absent` when already expired, `error`, `timeout`). */
-  readonly nodes: readonly NodeOutcome[];
-  /**
-   * Present (true) when the lock went to a waiter of the same Redlock instead of the nodes
-   * (lock cohorting, see docs/cohorting.md): `released` is 0 and `nodes` empty, the keys stay
-   * held under the new holder, and this Lock is inert from now on.
-   */
-  readonly handedOff?: true;
-}
+import type { LockInit, LockJSON, LockState, ReleaseResult } from './lock-types.js';
+import { inspectLock, lockJSON, lockString } from './lock-view.js';
 
 /**
  * The operations a Lock delegates to its engine (the Redlock, or another engine through
@@ -29,35 +17,6 @@ export interface LockOperations {
   fence?(lock: Lock): Promise<ReadonlyMap<string, bigint>>;
   /** Told once when the lock becomes known as lost (for events and spans). */
   lost?(lock: Lock, error: LockLostError): void;
-}
-
-/** What a Lock is made of (see `createLock`, for engines outside the core). */
-export interface LockInit {
-  readonly resources: readonly string[];
-  readonly keys: readonly string[];
-  readonly value: string;
-  readonly expiresAtMono: number;
-  readonly fencingTokens?: ReadonlyMap<string, bigint>;
-  /** What each node answered on the winning attempt. */
-  readonly nodes?: readonly NodeOutcome[];
-}
-
-/** Where a lock stands: `held` until released, `lost` once known lost while held (its `signal` aborted). */
-export type LockState = 'held' | 'released' | 'lost';
-
-/**
- * What `JSON.stringify(lock)` and `console.log(lock)` show: everything a log line or an HTTP
- * response may carry, never the owner token.
- */
-export interface LockJSON {
-  readonly resources: readonly string[];
-  /** Wall-clock time (integer epoch ms) at which the lock's validity ends. */
-  readonly expiration: number;
-  /** The fencing token of the first resource, as a decimal string (JSON has no bigint); absent when unfenced. */
-  readonly fencingToken?: string;
-  /** Every resource's fencing token as a decimal string, when several resources were fenced together. */
-  readonly fencingTokens?: Readonly<Record<string, string>>;
-  readonly state: LockState;
 }
 
 /**
@@ -84,7 +43,12 @@ export class Lock {
    * lock, so it is non-enumerable and left out of `toJSON()` and `util.inspect`: printing or
    * serializing a Lock never shows it.
    */
-  declare readonly value: string;
+  get value(): string {
+    return this.#value;
+  }
+  // A private field behind a prototype getter: not an own property, so object spreads,
+  // Object.keys and generic serializers skip it (and cheaper than defineProperty per lock).
+  readonly #value: string;
   /**
    * The fencing token of the first resource, when acquired with `{ fencing: true }` or
    * after `fence()`. Strictly greater than every token an earlier acquisition (or
@@ -123,8 +87,7 @@ export class Lock {
   ) {
     this.resources = init.resources;
     this.keys = init.keys;
-    // Non-enumerable: object spreads, Object.keys and generic serializers skip it too.
-    Object.defineProperty(this, 'value', { value: init.value, enumerable: false, writable: false, configurable: false });
+    this.#value = init.value;
     this.tokens = init.fencingTokens;
     this.acquireNodes = init.nodes ?? [];
     this.acquiredAtMono = performance.now();
@@ -288,26 +251,17 @@ export class Lock {
    * ```
    */
   toJSON(): LockJSON {
-    const tokens = this.fencingTokens;
-    return {
-      resources: [...this.resources],
-      expiration: this.expiration,
-      ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken.toString() }),
-      ...(tokens && tokens.size > 1 ? { fencingTokens: Object.fromEntries([...tokens].map(([r, t]) => [r, t.toString()])) } : {}),
-      state: this.state,
-    };
+    return lockJSON(this);
   }
 
   /** One line for string contexts: `Lock ["order:42"] held until 2026-01-01T00:00:00.000Z, fencing token 17`. */
   toString(): string {
-    const fence = this.fencingToken === undefined ? '' : `, fencing token ${this.fencingToken}`;
-    return `Lock ${JSON.stringify(this.resources)} ${this.state} until ${new Date(this.expiration).toISOString()}${fence}`;
+    return lockString(this);
   }
 
   /** What `console.log(lock)` and `util.inspect(lock)` print: {@link toJSON}'s fields, no token, timers or internals. */
   [inspect.custom](depth: number, options: InspectOptions, nested: typeof inspect = inspect): string {
-    if (depth < 0) return `[Lock ${this.state}]`;
-    return `Lock ${nested(this.toJSON(), { ...options, depth: options.depth == null ? null : options.depth - 1 })}`;
+    return inspectLock(this, depth, options, nested);
   }
 
   private armExpiry(): void {

@@ -8,12 +8,8 @@ import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
 import { clusterLabel, clusterStartupNodes, isClusterInput, type ClusterNodeInput } from './cluster-input.js';
 import { hashSlot, keyNames, slotGroups, type KeyNames } from './hash-slot.js';
 import type { ClusterNodeClient, NodeClientStream } from './node-client.js';
-import {
-  isNodeRedisCluster,
-  NodeRedisClusterAdapter,
-  nodeRedisClusterWarning,
-  type NodeRedisClusterLike,
-} from './node-redis-cluster-client.js';
+import { NodeRedisClusterAdapter } from './node-redis-cluster-client.js';
+import { isNodeRedisCluster, nodeRedisClusterWarning, type NodeRedisClusterLike } from './node-redis-cluster-shape.js';
 import { backstopTimeoutMs, toClient, type ClientHandle, type RedisNodeInput } from './redis-client.js';
 
 /** Options every cluster this library creates gets, so a dead master fails fast (see failFastOptions). */

@@ -4,7 +4,7 @@
  */
 import type { Cluster, ClusterOptions } from 'ioredis';
 import { RedlockArgumentError } from '../errors/errors.js';
-import { isNodeRedisCluster, nodeRedisClusterRoots, type NodeRedisClusterLike } from './node-redis-cluster-client.js';
+import { isNodeRedisCluster, nodeRedisClusterRoots, type NodeRedisClusterLike } from './node-redis-cluster-shape.js';
 
 /**
  * A Redis Cluster the library connects to itself: startup nodes (`redis://host:port` URLs or

@@ -1,60 +1,36 @@
-import { CommandBacklog } from './command-backlog.js';
 import { NodeBackstop } from './node-backstop.js';
-import { NodeConnectionState } from './node-state.js';
 import { ScriptSender, type LuaScript } from './lua-script.js';
 import { guardSocketErrors } from './socket-guard.js';
-import { TickBatch } from './tick-batch.js';
-import { handOver, IN_FLIGHT_WINDOW, isReplyError, stamp, type NodeExchange, type SendSlot, type Wire } from './node-wire.js';
+import { NodeTransport } from './node-transport.js';
+import type { NodeExchange, SendSlot } from './node-wire.js';
 import { endConnection, type ClientHandle, type RedisClientLike } from './redis-client.js';
 
 /**
  * One independent Redis node of a Redlock. Runs scripts by SHA (falling back to EVAL
  * when the server lost its script cache, e.g. after a restart) and connects clients
- * the library created on first use.
+ * the library created on first use. Its write path (tick batching, the in-flight window,
+ * the backlog, the accounting the rounds read) is its base, NodeTransport (node-transport.ts).
  */
-export class LockNode {
-  readonly client: RedisClientLike;
+export class LockNode extends NodeTransport {
   readonly owned: boolean;
-  readonly label: string;
   private connecting: Promise<void> | undefined;
   private closed = false;
-  /** This tick's writes: at once, or batched in one write at the tick's end (see TickBatch). */
-  private readonly tickBatch: TickBatch;
   /** The backstop of a client created without a command timeout (see ClientHandle.backstopMs). */
-  private readonly backstop: NodeBackstop | undefined;
+  protected override readonly backstop: NodeBackstop | undefined;
   /** Runs scripts by SHA, sent in full once per connection. */
   private readonly scripts: ScriptSender;
-  /** Commands called and not yet settled (written or not), so close() can let them land before QUIT. */
-  private inFlight = 0;
-  /** Commands written and not yet answered, oldest first (a Set keeps insertion order). */
-  private readonly written = new Set<Wire>();
-  /** Commands waiting for the connection or for room in the in-flight window, oldest first. */
-  private readonly backlog = new CommandBacklog();
-  /** A connect started for the backlog and not settled yet. */
-  private connectingBacklog = false;
   /** The slot of the next command called, set by sending() for the synchronous part of a send. */
   private nextSlot: SendSlot | undefined;
-  /** close() waiting for `inFlight` to reach 0. */
-  private onDrained: (() => void) | undefined;
   /** Called once on the next 'ready' (see onNextReady). */
   private readyWaiters: Array<() => void> = [];
-  /** Why the connection is down, and the one warning per state change (down, back up). @internal */
-  readonly connection: NodeConnectionState;
-  /** When the last reply (a result or a Redis error reply, not a client-side failure) was read. */
-  private lastAnswerAt = -Infinity;
-  private readonly cluster: boolean;
   /** Listeners of ours on the client, removed by close(): a client passed in outlives this node. */
   private readonly detach: Array<() => void> = [];
 
   /** `warn` receives one line when the node goes down (with the real cause) and one when it is back. */
   constructor(handle: ClientHandle, warn?: (message: string) => void) {
-    this.client = handle.client;
+    super(handle, warn);
     this.owned = handle.owned;
-    this.label = handle.label;
-    this.tickBatch = new TickBatch(this.client, this.client.options?.commandTimeout !== undefined);
     this.scripts = new ScriptSender(this.client);
-    this.connection = new NodeConnectionState(this.client, this.label, warn);
-    this.cluster = (this.client as { isClusterClient?: boolean }).isClusterClient === true;
     // A reconnect may reach a restarted server with an empty script cache.
     this.listen('ready', () => {
       this.scripts.reset();
@@ -86,7 +62,7 @@ export class LockNode {
   }
 
   /** Connects a client this library created (or one passed in that never connected), once; a failed connect is retried on the next call. */
-  connect(): Promise<void> {
+  override connect(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('connection closed (its Redlock was closed)'));
     // Callers arriving while our connect is under way (status 'connecting'/'connect') wait
     // for it: sending now would fail at once, as the offline queue is disabled.
@@ -124,29 +100,6 @@ export class LockNode {
     } finally {
       this.nextSlot = undefined;
     }
-  }
-
-  /**
-   * Since when the oldest command written to this node waits for its answer (monotonic
-   * ms), NaN when none does. Redis answers one connection's commands in order: an old
-   * unanswered command means the node (or the network) stopped, not that we are busy.
-   */
-  unansweredSince(): number {
-    for (const wire of this.written) return wire.sentAt;
-    return NaN;
-  }
-
-  /**
-   * When the node's silence about a command that waits since `since` began: `since`, or the
-   * last reply read from the node if later. Redis answers one connection's commands in order,
-   * so a node whose replies we are still reading is answering; a reply of ours not read yet
-   * sits behind them, in our socket, when a burst keeps our event loop from reading it (the
-   * round's check runs after one poll phase, which reads only part of a large backlog), or on a
-   * slow link. So the ttl/3 cap bounds the wait on a silent node, not an attempt (README). Not
-   * for a Redis Cluster node: its replies come from several masters, one of which may stop.
-   */
-  silentSince(since: number): number {
-    return this.cluster ? since : Math.max(since, this.lastAnswerAt);
   }
 
   /**
@@ -188,140 +141,6 @@ export class LockNode {
     const slot = this.nextSlot;
     this.nextSlot = undefined;
     return this.send(command, slot, false);
-  }
-
-  private send<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot | undefined, followUp: boolean): Promise<T> {
-    const wire: Wire = { sentAt: NaN, slot };
-    if (this.client.status === 'ready' && this.backlog.empty && this.written.size < IN_FLIGHT_WINDOW) {
-      return this.track(this.issue(command, wire), wire);
-    }
-    // Waiting unwritten: the node is not answering this command yet.
-    if (slot) slot.waitingSince = NaN;
-    return this.track(this.later(command, wire, followUp), wire);
-  }
-
-  /**
-   * Holds a command client-side until the connection is up (connect on first use, not
-   * charged to the command: its clock starts when it is written) and the window has room.
-   */
-  private later<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire, followUp: boolean): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.backlog.push({ write: () => void this.issue(command, wire).then(resolve, reject), fail: reject }, followUp);
-      this.pump();
-    });
-  }
-
-  /** Writes waiting commands while the window has room; connects first (once for all of them) when needed. */
-  private pump(): void {
-    if (this.client.status !== 'ready') {
-      if (this.connectingBacklog) return;
-      this.connectingBacklog = true;
-      // After the connect attempt, write even if not ready (a client passed in that is
-      // reconnecting): the client then fails them at once, as without a backlog. The wait is
-      // bounded: a command waiting for the connection is not charged to the node by the rounds
-      // (nothing was written), so a connect that never settles (a handshake the node never
-      // answers, a cluster that never reports ready) must not keep it, and its round, forever.
-      let bound: NodeJS.Timeout | undefined;
-      const limitMs = this.connectBoundMs();
-      new Promise<void>((resolve, reject) => {
-        // Judged after a poll phase, as a round's timer is: a connect that completed while this
-        // process was busy (a burst's tick) is read before it counts as never settling.
-        bound = setTimeout(() => setImmediate(() => reject(this.noConnection(limitMs))), limitMs);
-        this.connect().then(resolve, reject);
-      }).then(
-        () => {
-          clearTimeout(bound);
-          this.connectingBacklog = false;
-          this.drain();
-        },
-        (err: unknown) => {
-          clearTimeout(bound);
-          this.connectingBacklog = false;
-          this.backlog.failAll(err);
-        },
-      );
-      return;
-    }
-    this.drain();
-  }
-
-  /**
-   * How long commands wait for a connection at most: a last resort against a connect that never
-   * settles, never a judge of a slow one (the time a burst's tick takes is ours, and counts here):
-   * 20 × the client's connect timeout (or command timeout), at least 10 s, as the command backstop.
-   */
-  private connectBoundMs(): number {
-    return Math.max(10_000, 20 * (this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000));
-  }
-
-  /** The error of commands that waited `ms` for a connection: a timeout, so the node counts as slow, not refusing. */
-  private noConnection(ms: number): Error {
-    return Object.assign(new Error(`no connection to ${this.label} within ${ms} ms`), { code: 'ETIMEDOUT' });
-  }
-
-  private drain(): void {
-    this.backlog.writeWhile(() => this.written.size < IN_FLIGHT_WINDOW);
-  }
-
-  private issue<T>(command: (client: RedisClientLike) => Promise<T>, wire: Wire): Promise<T> {
-    this.written.add(wire);
-    this.backstop?.written();
-    const batch = this.tickBatch.next();
-    if (!batch) {
-      stamp(wire, performance.now());
-      return handOver(command, this.client);
-    }
-    // Written when the tick ends: its clocks (ours, and a client's own command timeout) start then.
-    if (wire.slot) wire.slot.waitingSince = NaN;
-    return new Promise<T>((resolve, reject) => {
-      batch.push((writtenAt) => {
-        stamp(wire, writtenAt);
-        handOver(command, this.client).then(resolve, reject);
-      });
-    });
-  }
-
-  /** Counts the command until it settles (one derived promise: this is on every lock operation's path). */
-  private track<T>(sent: Promise<T>, wire: Wire): Promise<T> {
-    this.inFlight++;
-    return sent.then(
-      (reply) => {
-        this.lastAnswerAt = performance.now();
-        this.settled(wire);
-        return reply;
-      },
-      (err: unknown) => {
-        if (isReplyError(err)) this.lastAnswerAt = performance.now();
-        this.settled(wire);
-        throw this.explain(err);
-      },
-    );
-  }
-
-  private settled(wire: Wire): void {
-    // Room in the window: write the oldest waiting commands (each adds itself to `written`).
-    if (this.written.delete(wire) && !this.backlog.empty) this.pump();
-    if (--this.inFlight === 0) this.onDrained?.();
-  }
-
-  /**
-   * "Connection is closed." and "Stream isn't writeable…" say nothing of why; the connection's
-   * own error does (refused connection, unknown host, refused credentials), so the caller's
-   * error names the real cause and the fix.
-   */
-  private explain(err: unknown): unknown {
-    return this.connection.explain(err);
-  }
-
-  private async settleInFlight(boundMs: number): Promise<void> {
-    if (this.inFlight === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await new Promise<void>((resolve) => {
-      this.onDrained = resolve;
-      timer = setTimeout(resolve, boundMs);
-    });
-    this.onDrained = undefined;
-    clearTimeout(timer);
   }
 
   /**

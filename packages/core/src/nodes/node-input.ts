@@ -1,7 +1,7 @@
 import { checkClusterOverlap, isClusterEntry } from './cluster-input.js';
 import { RedlockArgumentError } from '../errors/errors.js';
 import { isNodeRedisClient, nodeRedisAddress } from './node-redis-client.js';
-import { looksLikeNodeRedisCluster } from './node-redis-cluster-client.js';
+import { looksLikeNodeRedisCluster } from './node-redis-cluster-shape.js';
 
 /**
  * Checks of the `nodes[]` entries that need no connection: an object that is neither a

@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { NodeClient, SubscriberClient } from './node-client.js';
-import { looksLikeNodeRedisCluster } from './node-redis-cluster-client.js';
+import { looksLikeNodeRedisCluster } from './node-redis-cluster-shape.js';
 
 /** The part of a node-redis client the adapter uses. */
 export interface NodeRedisClientLike {

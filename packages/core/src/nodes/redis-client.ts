@@ -4,7 +4,7 @@ import { checkNodeOptions } from './node-input.js';
 import type { NodeClient } from './node-client.js';
 import { isNodeRedisClient, NodeRedisAdapter, type NodeRedisClientLike } from './node-redis-client.js';
 import type { ClusterNodeInput } from './cluster-input.js';
-import type { NodeRedisClusterLike } from './node-redis-cluster-client.js';
+import type { NodeRedisClusterLike } from './node-redis-cluster-shape.js';
 
 /**
  * The client interface the engine uses (see node-client.ts): ioredis' shape. Kept under this

@@ -61,7 +61,8 @@ export interface UsingOptions extends AcquireOptions {
 /**
  * Options of a `Redlock` instance. Every default lives in `DEFAULT_REDLOCK_OPTIONS` (listed in
  * docs/reference.md); every rule (one validator per option, shared with the NestJS layer) lives
- * in option-checks.ts.
+ * in options/: option-checks.ts per option, built from value-checks.ts, and combined per call
+ * (acquire-option-checks.ts) and per Redlock (redlock-option-checks.ts).
  */
 export interface RedlockOptions {
   /** Prefix of every key the library writes. Separate tenants with separate prefixes. Default `'redlock:'`. */

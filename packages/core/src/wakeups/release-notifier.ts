@@ -3,7 +3,6 @@ import { NodeSubscriber } from '../nodes/node-subscriber.js';
 import { onAbort } from '../lock/wait.js';
 import {
   covers,
-  deliverNotice,
   enqueue,
   pollDelay,
   schedulePoll,
@@ -14,51 +13,13 @@ import {
   type WakeReason,
 } from './notice-channel.js';
 import { ChannelSet } from './channel-set.js';
+import type { AddressedWakeups, NotifierStats, ReleaseNotifierOptions } from './notifier-types.js';
 import { QueuePlaces } from './queue-places.js';
+import { SubscriptionEvents } from './subscription-events.js';
+import { dequeue, finishWait } from './wait-end.js';
 import { WakeChannel } from './wake-channel.js';
 
 export type { WakeReason } from './notice-channel.js';
-
-/** Counters of how waits ended. */
-export interface NotifierStats {
-  notice: number;
-  poll: number;
-  armed: number;
-  pending: number;
-  closed: number;
-  aborted: number;
-  /** Waits ended because a lock of this process now holds their keys (they wait for its hand-off instead). */
-  cohort: number;
-}
-
-/** Addressed wake-ups (see scripts/wake-queue.ts): this process' channel, and what to do with an unwanted turn. */
-export interface AddressedWakeups {
-  /** This process' wake-up channel: a message on it names the lock key whose turn it is. */
-  readonly channel: string;
-  /** Our turn came for `key` on node `node` but nobody here waits for it any more: pass it on. */
-  pass(node: number, key: string): void;
-  /** A queued waiter's fallback poll, at least: its turn comes by message, the poll is only a safety net. */
-  readonly queuedPollMs: number;
-}
-
-export interface ReleaseNotifierOptions {
-  /** Nodes a lock needs; a channel is "armed" once n − quorum + 1 nodes confirmed it (every quorum intersects that set). */
-  readonly quorum: number;
-  /**
-   * How long a channel stays subscribed after its last waiter returned. The acquire loop
-   * calls `wait` again after one attempt, so this must exceed one attempt's duration;
-   * otherwise every retry would resubscribe and lose the "armed before the attempt" guarantee.
-   */
-  readonly lingerMs: number;
-  /** Addressed wake-ups for waits that ask for them (plain locks on plain nodes); undefined: broadcast notices only. */
-  readonly addressed?: AddressedWakeups;
-  /** The arbiter node of a key (arbiter-round.ts): its notice alone wakes a waiter. */
-  readonly arbiterOf?: (key: string) => number;
-  /** Whether node `node` is known down: a channel arms without its subscription there. */
-  readonly isDown?: (node: number) => boolean;
-  /** Channels whose notice wakes every waiter of this process, not one: a read phase opened (read-write-lock.ts). */
-  readonly wakesAll?: (channel: string) => boolean;
-}
 
 /**
  * Wakes lock waiters when a holder releases, instead of polling.
@@ -99,12 +60,6 @@ export class ReleaseNotifier {
   private readonly rules: NoticeRules;
 
   constructor(clients: readonly RedisClientLike[], options: ReleaseNotifierOptions) {
-    const events = {
-      onMessage: (node: number, channel: string, message: string) => this.onMessage(node, channel, message),
-      onAck: (node: number, channel: string) => this.onAck(node, channel),
-      onLost: (node: number) => this.onLost(node),
-    };
-    this.subscribers = clients.map((client, i) => new NodeSubscriber(client, i, events));
     this.need = Math.max(1, clients.length - options.quorum + 1);
     this.lingerMs = options.lingerMs;
     this.attemptMs = options.lingerMs;
@@ -123,6 +78,9 @@ export class ReleaseNotifier {
     this.wake = options.addressed ? new WakeChannel(options.addressed.channel, clients.length, this.need, subscriptions.want) : undefined;
     this.channels = new ChannelSet(subscriptions, options.lingerMs, this.wake, options.arbiterOf);
     this.places = new QueuePlaces(this.channels);
+    // Made last: the events need the channels. `subscriptions` reads the subscribers only once a wait subscribes.
+    const events = new SubscriptionEvents(this.channels, this.wake, this.addressed, this.need, this.isDown, this.rules);
+    this.subscribers = clients.map((client, i) => new NodeSubscriber(client, i, events));
   }
 
   /** Subscriber connections opened so far. */
@@ -193,7 +151,7 @@ export class ReleaseNotifier {
       }
     }
     const armedBefore = unattempted || channels.every((c) => this.armedAt(c, byTurn) <= since);
-    if (immediate) return Promise.resolve(this.finish(state, channels, immediate));
+    if (immediate) return Promise.resolve(finishWait(this.stats, this.channels, state, channels, immediate));
 
     return new Promise<WakeReason>((resolve, reject) => {
       const waiterState = state;
@@ -204,8 +162,8 @@ export class ReleaseNotifier {
             if (settled) return;
             settled = true;
             clearTimeout(entry.timer);
-            this.dequeue(entry);
-            this.finish(waiterState, channels, 'aborted');
+            dequeue(entry);
+            finishWait(this.stats, this.channels, waiterState, channels, 'aborted');
             reject(signal.reason);
           })
         : undefined;
@@ -218,8 +176,8 @@ export class ReleaseNotifier {
           settled = true;
           clearTimeout(entry.timer);
           stopAbort?.();
-          this.dequeue(entry);
-          resolve(this.finish(waiterState, channels, reason, turn));
+          dequeue(entry);
+          resolve(finishWait(this.stats, this.channels, waiterState, channels, reason, turn));
         },
         pollMs: ms,
         notAfter: now + maxMs,
@@ -315,86 +273,5 @@ export class ReleaseNotifier {
   /** When `c` became armed for a wait of this kind (addressed: this process' wake-up channel), Infinity while not. */
   private armedAt(c: Channel, addressed: boolean): number {
     return addressed ? this.wake!.armedAt : c.armedAt;
-  }
-
-  private finish(state: WaiterState, channels: readonly Channel[], reason: WakeReason, turn = false): WakeReason {
-    const now = performance.now();
-    state.lastReturnAt = now;
-    state.turn = turn;
-    this.stats[reason]++;
-    for (const c of channels) if (c.queue.length === 0) c.idleSince = now;
-    this.channels.scheduleSweep();
-    return reason;
-  }
-
-  private dequeue(entry: Entry): void {
-    for (const c of entry.channels) {
-      const i = c.queue.indexOf(entry);
-      if (i < 0) continue;
-      c.queue.splice(i, 1);
-      // The new head takes over the full poll rate (and so the queue's safety net).
-      const head = c.queue[0];
-      if (i === 0 && head) schedulePoll(head, head.pollMs, performance.now());
-    }
-  }
-
-  /** Our process' turn for `key` came from node `node` (addressed wake-ups). */
-  private onTurn(node: number, key: string): void {
-    const c = this.channels.get(key);
-    if (c) c.queued = false;
-    // The oldest waiter of this process takes the turn; the others stay in line behind it.
-    const head = c?.queue.find((entry) => entry.addressed);
-    if (head) {
-      head.resolve('notice', true);
-      return;
-    }
-    // Nobody here waits for it any more: the next process gets it. A waiter between two attempts sees it as pending.
-    this.addressed!.pass(node, key);
-    if (c) {
-      c.pendingAt = performance.now();
-      c.pendingOwn = false;
-    }
-  }
-
-  private onMessage(node: number, name: string, message: string): void {
-    if (this.wake && name === this.wake.name) {
-      this.onTurn(node, message);
-      return;
-    }
-    const c = this.channels.get(name);
-    if (c) deliverNotice(c, node, this.rules);
-  }
-
-  private onAck(node: number, name: string): void {
-    if (this.wake && name === this.wake.name) {
-      if (!this.wake.ack(node)) return;
-      // As below: addressed waiters that arrived unarmed repeat their attempt once, now that their turn can reach them.
-      for (const c of this.channels.values()) {
-        for (const entry of [...c.queue]) if (entry.addressed) entry.resolve('armed');
-      }
-      return;
-    }
-    const c = this.channels.get(name);
-    if (!c || c.acked[node] === 1) return;
-    c.acked[node] = 1;
-    c.ackCount++;
-    if (c.armedAt === Infinity && covers(c, this.need, this.isDown)) {
-      c.armedAt = performance.now();
-      // Waiters that arrived unarmed (or lost their arming to a reconnect) may have missed
-      // a release: each repeats its attempt once, now under the subscription.
-      for (const entry of [...c.queue]) {
-        if (!entry.addressed && entry.channels.every((ch) => ch.armedAt !== Infinity)) entry.resolve('armed');
-      }
-    }
-  }
-
-  private onLost(node: number): void {
-    this.wake?.lost(node);
-    for (const c of this.channels.values()) {
-      if (c.acked[node] !== 1) continue;
-      c.acked[node] = 0;
-      c.ackCount--;
-      if (c.ackCount < this.need) c.armedAt = Infinity;
-    }
   }
 }
