@@ -61,14 +61,13 @@ export class EtcdFaults {
         start = Date.now();
         await sleep(f.durationMs, signal);
         if (f.kind === 'kill-majority') {
-          // A majority is back with the first killed member that serves again (it serves once it sees a
-          // leader, which needs it and the survivors): the window ends there, as on Redis (nemesis.ts).
-          // Ending it when the last one is up makes the grants of a healthy majority look illegal on a
-          // machine slow enough that the second member starts seconds after the first.
-          const back = members.map((m) => m.start('existing').then(() => Date.now()));
-          const firstBack = await Promise.race(back);
-          await Promise.all(back);
-          return { type: 'fault', kind: f.kind, targets, start, end: firstBack };
+          // A majority is back once the first killed member knows a leader (elected with it and the
+          // survivors): the window ends there, by the member's own log, as on Redis (nemesis.ts).
+          // Not when the last one is up (the second member may start seconds after the first), nor
+          // when the first serves clients: that waits for its own publish through raft, which a
+          // loaded machine can delay by seconds while the healthy majority already grants locks.
+          const back = await Promise.all(members.map((m) => m.start('existing').then(() => m.leaderKnownAt ?? Date.now())));
+          return { type: 'fault', kind: f.kind, targets, start, end: Math.min(...back) };
         }
         await Promise.all(members.map((m) => m.start('existing')));
         break;

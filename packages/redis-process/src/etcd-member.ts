@@ -32,6 +32,23 @@ export interface EtcdMemberSpec {
 }
 
 /**
+ * The time of a zap log line (`--logger=zap`) saying this member knows a leader (`raft.node: <id>
+ * elected leader <id> at term <n>`, also when it is the leader), read from its `ts` field; undefined
+ * for any other line.
+ */
+export function leaderLineTime(line: string): number | undefined {
+  if (!line.includes('elected leader')) return undefined;
+  try {
+    const entry = JSON.parse(line) as { ts?: unknown; msg?: unknown };
+    if (typeof entry.msg !== 'string' || !/^raft\.node: \S+ elected leader /.test(entry.msg)) return undefined;
+    const at = typeof entry.ts === 'string' ? Date.parse(entry.ts) : typeof entry.ts === 'number' ? entry.ts * 1000 : NaN;
+    return Number.isFinite(at) ? at : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * One etcd member process on loopback ports, killed by PID. Fault injection: kill (SIGKILL),
  * pause (SIGSTOP), resume (SIGCONT), restart (same data folder and ports: it rejoins).
  */
@@ -39,6 +56,7 @@ export class EtcdMember {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
   private isPaused = false;
+  private lastLeaderKnownAt: number | undefined;
 
   constructor(
     readonly spec: EtcdMemberSpec,
@@ -52,6 +70,19 @@ export class EtcdMember {
   /** The member's client URL. */
   get url(): string {
     return `http://127.0.0.1:${this.spec.clientPort}`;
+  }
+
+  /**
+   * When the member, as last started, first knew a leader: the time its log line says (the
+   * member's own clock, to the millisecond), not when this process read the line. From then on
+   * it counts in the cluster's quorum. It serves clients only later, after publishing itself
+   * through raft, which a loaded machine can delay by seconds (a retried proposal): a window
+   * "while a majority was down" that ends at `start()`'s resolution would outlast the majority's
+   * return, and make a grant by the healthy majority look illegal. Undefined before a start
+   * resolved, or when no such line was read.
+   */
+  get leaderKnownAt(): number | undefined {
+    return this.lastLeaderKnownAt;
   }
 
   get pid(): number | undefined {
@@ -91,13 +122,27 @@ export class EtcdMember {
     });
     this.child = child;
     this.isPaused = false;
+    this.lastLeaderKnownAt = undefined;
     live.add(this);
     if (child.pid) rememberPid(child.pid);
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     return new Promise((resolve, reject) => {
       let log = '';
+      let partial = '';
       const onData = (chunk: Buffer): void => {
-        log = (log + chunk.toString()).slice(-4000);
+        const text = chunk.toString();
+        log = (log + text).slice(-4000);
+        const lines = (partial + text).split('\n');
+        partial = lines.pop()!;
+        if (this.lastLeaderKnownAt === undefined) {
+          for (const line of lines) {
+            const at = leaderLineTime(line);
+            if (at !== undefined) {
+              this.lastLeaderKnownAt = at;
+              break;
+            }
+          }
+        }
         if (/ready to serve client requests|serving client traffic/.test(log)) {
           child.stderr.off('data', onData);
           child.stderr.resume();

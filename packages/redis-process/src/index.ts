@@ -5,4 +5,4 @@ export { freePort, portIsFree } from './free-port.js';
 export { RedisClusterMode, type RedisClusterModeOptions } from './redis-cluster-mode.js';
 export { RedisSentinelSet, type RedisSentinelSetOptions } from './redis-sentinel-set.js';
 export { EtcdCluster, type EtcdClusterOptions } from './etcd-cluster.js';
-export { EtcdMember, findEtcd, type EtcdMemberSpec } from './etcd-member.js';
+export { EtcdMember, findEtcd, leaderLineTime, type EtcdMemberSpec } from './etcd-member.js';
