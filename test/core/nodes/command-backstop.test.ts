@@ -6,6 +6,7 @@
  * paused with SIGSTOP; the stall is this process blocked in spawnSync.
  */
 import { spawnSync } from 'node:child_process';
+import { connect, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { QuorumUnavailableError, Redlock } from '@redlock-nest/core';
@@ -32,6 +33,24 @@ function stallWhileNodeAnswers(server: RedisServer, times: number): void {
   }
 }
 
+/**
+ * Blocks this process for `stallMs` right after the `count`-th socket still connecting had its
+ * timeout armed (ioredis arms its connect timeout so): the connects are under way in the kernel,
+ * and the stall ends before this process read any of them. Returns the undo.
+ */
+function stallOnceConnectsAreArmed(count: number, stallMs: number): () => void {
+  const original = Socket.prototype.setTimeout;
+  let armed = 0;
+  Socket.prototype.setTimeout = function (this: Socket, ...args: Parameters<Socket['setTimeout']>) {
+    const result = original.apply(this, args);
+    if (this.connecting && args[0] > 0 && ++armed === count) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, stallMs);
+    return result;
+  };
+  return () => {
+    Socket.prototype.setTimeout = original;
+  };
+}
+
 describe('a node without a per-command timeout', () => {
   let server: RedisServer;
   beforeAll(async () => {
@@ -41,14 +60,17 @@ describe('a node without a per-command timeout', () => {
     await server.stop();
   });
 
-  it('sets no ioredis command timeout, so no timer is armed per command', async () => {
+  it('sets no ioredis command timeout (no timer armed per command), and times the connect itself', async () => {
     const { toClient } = await import('../../../packages/core/src/nodes/redis-client.js');
     const handle = toClient(server.url, 0, 200, () => undefined);
     expect(handle.client.options?.commandTimeout).toBeUndefined();
     expect(handle.backstopMs).toBe(10_000);
+    // The connect is timed by the node (judged after a poll phase); ioredis' own timer is a late backstop.
+    expect([handle.connectLimitMs, handle.client.options?.connectTimeout]).toEqual([1_000, 10_000]);
     const withOwn = toClient({ host: '127.0.0.1', port: server.port, commandTimeout: 1_000 }, 0, 200, () => undefined);
     expect(withOwn.client.options?.commandTimeout).toBeUndefined();
     expect(withOwn.backstopMs).toBe(20_000);
+    expect([withOwn.connectLimitMs, withOwn.client.options?.connectTimeout]).toEqual([2_000, 20_000]);
     for (const h of [handle, withOwn]) (h.client as unknown as Redis).disconnect();
   });
 
@@ -113,6 +135,52 @@ describe('a node without a per-command timeout', () => {
       for (const o of others) if (o.paused) o.resume();
       await redlock.close();
       await Promise.all(others.map((o) => o.stop()));
+    }
+  });
+
+  it('connects a cold process that stalled past the connect limit while its connects were under way', async () => {
+    // nodeTimeoutMs 100: connects are timed out at 1 s. The stall (1.5 s) ends with every connect
+    // completed in the kernel but unread; the timers phase then runs before the poll phase reads
+    // them. ioredis' own connect timer failed all three nodes there; ours reads them first.
+    const others = [await RedisServer.start(), await RedisServer.start()];
+    const warnings: string[] = [];
+    const redlock = new Redlock([server.url, ...others.map((o) => o.url)], { nodeTimeoutMs: 100, onWarning: (w) => warnings.push(w) });
+    const undo = stallOnceConnectsAreArmed(3, 1_500);
+    try {
+      // Started in the check phase, so the loop's next phase after the stall is its timers phase.
+      const acquired = await new Promise<Awaited<ReturnType<Redlock['tryAcquire']>>>((resolve, reject) =>
+        setImmediate(() => void redlock.tryAcquire('backstop:cold-stall', 10_000).then(resolve, reject)),
+      );
+      undo();
+      // Granted on a quorum (the third node may still be pending), and no node failed.
+      const failed = acquired?.acquireNodes.filter((n) => n.status === 'error' || n.status === 'timeout');
+      expect({ granted: acquired !== null, failed, warnings }).toEqual({ granted: true, failed: [], warnings: [] });
+      await acquired?.release();
+    } finally {
+      undo();
+      await redlock.close();
+      await Promise.all(others.map((o) => o.stop()));
+    }
+  });
+
+  it('still times out a connect that never completes, at the connect limit', async () => {
+    // A paused server whose accept queue is full: its kernel drops our SYN, so the connect stays
+    // under way until something times it out.
+    const full = await RedisServer.start({ args: ['--tcp-backlog', '1'] });
+    const fillers: Socket[] = [];
+    const warnings: string[] = [];
+    const redlock = new Redlock([server.url, full.url], { nodeTimeoutMs: 100, onWarning: (w) => warnings.push(w) });
+    try {
+      full.pause();
+      for (let i = 0; i < 4; i++) fillers.push(connect({ host: '127.0.0.1', port: full.port }).on('error', () => undefined));
+      const err: unknown = await rejection(redlock.tryAcquire('backstop:never-connects', 5_000));
+      expect(err).toBeInstanceOf(QuorumUnavailableError);
+      expect(warnings.join('\n')).toMatch(/no connection to 127\.0\.0\.1:\d+ within 1000 ms/);
+    } finally {
+      for (const f of fillers) f.destroy();
+      if (full.paused) full.resume();
+      await redlock.close();
+      await full.stop();
     }
   });
 

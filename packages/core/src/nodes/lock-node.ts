@@ -52,6 +52,7 @@ export class LockNode extends NodeTransport {
           isClosed: () => this.closed,
         },
         handle.backstopMs,
+        handle.connectLimitMs,
       );
     }
   }
@@ -153,9 +154,7 @@ export class LockNode extends NodeTransport {
     if (this.closed) return;
     this.closed = true;
     this.backstop?.close();
-    // How long the node may take to say anything at all: its connect timeout (its command
-    // timeout is a late backstop, see commandBackstopMs), else the command timeout of a client that has none.
-    const timeoutMs = this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000;
+    const timeoutMs = this.answerLimitMs;
     if (!this.owned) return this.handBack(timeoutMs * 2);
     const ready = this.client.status === 'ready';
     // Let commands already under way land first: QUIT is written at once, while a

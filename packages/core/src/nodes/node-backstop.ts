@@ -20,13 +20,16 @@ export interface BackstopNode {
  */
 export class NodeBackstop {
   private timer: NodeJS.Timeout | undefined;
-  private readyCheck: NodeJS.Timeout | undefined;
+  /** The guard of the connection's handshake under way: its TCP (and TLS) connect, then its ready check. */
+  private handshake: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly node: BackstopNode,
     private readonly limitMs: number,
+    /** The connect limit of a client whose connect this backstop times (ClientHandle.connectLimitMs). */
+    private readonly connectLimitMs?: number,
   ) {
-    this.guardReadyCheck();
+    this.guardHandshake();
   }
 
   /** A command was written: the timer runs while any waits (armed once, not per command). */
@@ -36,7 +39,7 @@ export class NodeBackstop {
 
   close(): void {
     clearTimeout(this.timer);
-    clearTimeout(this.readyCheck);
+    clearTimeout(this.handshake);
   }
 
   /**
@@ -60,31 +63,47 @@ export class NodeBackstop {
   };
 
   /**
-   * Nothing else ends a ready check the node never answers (ioredis' connectTimeout covers the
-   * TCP connect only, and a paused server's kernel accepts that); ioredis' per-command timeout did,
-   * at the backstop. So a connection not ready within the backstop of its TCP connect is dropped
-   * too, judged after a poll phase: a reply that came while this process was busy is read first.
+   * Each step of a connection's handshake is timed here, judged after a poll phase: a connect or a
+   * reply that came while this process was busy is read before the step counts as timed out.
+   * - The TCP (and TLS) connect, when this backstop has a connect limit: ioredis' connect timeout
+   *   fired in the timers phase, before the poll phase read a connect that completed during a
+   *   stall, and failed every node of a cold process that stalled past it (see ownClientOptions).
+   *   A connect still under way at the limit is dropped, as ioredis drops it, and retried.
+   * - The ready check: nothing else ends one the node never answers (a paused server's kernel
+   *   accepts the TCP connect); ioredis' per-command timeout did, at the backstop. So a connection
+   *   not ready within the backstop of its TCP connect is dropped too.
    */
-  private guardReadyCheck(): void {
-    const { client } = this.node;
-    const limitMs = this.limitMs;
+  private guardHandshake(): void {
+    const { client, label } = this.node;
     const stop = (): void => {
-      clearTimeout(this.readyCheck);
-      this.readyCheck = undefined;
+      clearTimeout(this.handshake);
+      this.handshake = undefined;
     };
-    client.on?.('connect', () => {
+    const guard = (limitMs: number, step: 'connecting' | 'connect', timedOut: () => void): void => {
       stop();
-      this.readyCheck = setTimeout(
+      this.handshake = setTimeout(
         () =>
           setImmediate(() => {
-            this.readyCheck = undefined;
-            if (this.node.isClosed() || client.status === 'ready') return;
-            this.reconnect(`no answer to the connection's ready check within ${limitMs} ms`);
+            this.handshake = undefined;
+            if (!this.node.isClosed() && client.status === step) timedOut();
           }),
         limitMs,
       );
-      this.readyCheck.unref();
-    });
+      this.handshake.unref();
+    };
+    const connectLimitMs = this.connectLimitMs;
+    if (connectLimitMs !== undefined) {
+      client.on?.('connecting', () =>
+        guard(connectLimitMs, 'connecting', () => {
+          this.node.connection.silent(`no connection to ${label} within ${connectLimitMs} ms`);
+          // end() would wait for the connect; destroy() drops it, and ioredis reconnects as after its own timeout.
+          (client as { stream?: { destroy(): void } }).stream?.destroy();
+        }),
+      );
+    }
+    client.on?.('connect', () =>
+      guard(this.limitMs, 'connect', () => this.reconnect(`no answer to the connection's ready check within ${this.limitMs} ms`)),
+    );
     client.on?.('ready', stop);
     client.on?.('close', stop);
   }

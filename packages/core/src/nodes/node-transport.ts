@@ -38,10 +38,19 @@ export abstract class NodeTransport {
   /** When the last reply (a result or a Redis error reply, not a client-side failure) was read. */
   private lastAnswerAt = -Infinity;
   private readonly cluster: boolean;
+  /**
+   * How long the node may take to say anything at all, connect included: the connect limit of a
+   * client we time ourselves, else the client's connect timeout (its command timeout is a late
+   * backstop, see commandBackstopMs), else the command timeout of a client that has none. It
+   * bounds the wait for a connection (connectBoundMs) and close().
+   */
+  protected readonly answerLimitMs: number;
 
   constructor(handle: ClientHandle, warn: ((message: string) => void) | undefined) {
     this.client = handle.client;
     this.label = handle.label;
+    const options = this.client.options;
+    this.answerLimitMs = handle.connectLimitMs ?? options?.connectTimeout ?? options?.commandTimeout ?? 1_000;
     this.tickBatch = new TickBatch(this.client, this.client.options?.commandTimeout !== undefined);
     this.connection = new NodeConnectionState(this.client, this.label, warn);
     this.cluster = (this.client as { isClusterClient?: boolean }).isClusterClient === true;
@@ -131,10 +140,10 @@ export abstract class NodeTransport {
   /**
    * How long commands wait for a connection at most: a last resort against a connect that never
    * settles, never a judge of a slow one (the time a burst's tick takes is ours, and counts here):
-   * 20 × the client's connect timeout (or command timeout), at least 10 s, as the command backstop.
+   * 20 × the node's answer limit, at least 10 s, as the command backstop.
    */
   private connectBoundMs(): number {
-    return Math.max(10_000, 20 * (this.client.options?.connectTimeout ?? this.client.options?.commandTimeout ?? 1_000));
+    return Math.max(10_000, 20 * this.answerLimitMs);
   }
 
   /** The error of commands that waited `ms` for a connection: a timeout, so the node counts as slow, not refusing. */

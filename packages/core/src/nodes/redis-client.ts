@@ -122,6 +122,12 @@ export interface ClientHandle {
    * a node that left a command unanswered is reconnected (see LockNode and ownClientOptions).
    */
   readonly backstopMs?: number;
+  /**
+   * A client whose TCP (and TLS) connect its node's backstop times, instead of ioredis' connect
+   * timeout, which is only a late backstop on it (see ownClientOptions): how long a connect may
+   * take before it is dropped as timed out, judged after a poll phase.
+   */
+  readonly connectLimitMs?: number;
 }
 
 /**
@@ -129,18 +135,33 @@ export interface ClientHandle {
  * timeout. ioredis arms (and clears) one timer per command when it has one: 10 timers per
  * acquire + release on 5 nodes, about 7% of the uncontended path's CPU (bench:profile). The node
  * keeps the same backstop with one timer for all its commands (LockNode's backstop).
+ *
+ * ioredis' connect timeout goes the same way, and for the same reason as its command timeout did
+ * (see commandBackstopMs): it fires in the timers phase, before the poll phase reads a connect that
+ * completed while this process stalled, so a cold process that stalled past it (a long GC pause,
+ * a starved CPU, a slow start) failed the connects of every node although each had answered. The
+ * node's backstop times the connect instead, at the same short limit ({@link ClientHandle.connectLimitMs}),
+ * judged after a poll phase; ioredis' own timer stays as a late backstop. Not with Sentinel:
+ * ioredis resolves the master there through sentinel connections of its own, each timed by its
+ * connect timeout, which stays short so that an unreachable sentinel is skipped fast.
  */
-function ownClientOptions(nodeTimeoutMs: number): RedisOptions {
+function ownClientOptions(nodeTimeoutMs: number, sentinels: boolean): RedisOptions {
   const { commandTimeout: _backstop, ...options } = failFastOptions(nodeTimeoutMs);
-  return options;
+  return sentinels ? options : { ...options, connectTimeout: commandBackstopMs(nodeTimeoutMs) };
+}
+
+/** The handle of a client this library created (see ownClientOptions). */
+function ownHandle(client: RedisClientLike, index: number, nodeTimeoutMs: number, sentinels: boolean): ClientHandle {
+  const handle = { client, owned: true, label: labelOf(client, index), backstopMs: commandBackstopMs(nodeTimeoutMs) };
+  return sentinels ? handle : { ...handle, connectLimitMs: backstopTimeoutMs(nodeTimeoutMs) };
 }
 
 /** Turns one `nodes[]` entry into a client, creating and configuring it when needed. */
 export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: number, warn: (message: string) => void): ClientHandle {
   if (typeof input === 'string') {
     checkUrl(input, index);
-    const client = new Redis(input, ownClientOptions(nodeTimeoutMs)) as unknown as RedisClientLike;
-    return { client, owned: true, label: labelOf(client, index), backstopMs: commandBackstopMs(nodeTimeoutMs) };
+    const client = new Redis(input, ownClientOptions(nodeTimeoutMs, false)) as unknown as RedisClientLike;
+    return ownHandle(client, index, nodeTimeoutMs, false);
   }
   const given: unknown = input; // JavaScript callers can pass anything
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
@@ -170,8 +191,9 @@ export function toClient(input: RedisNodeInput, index: number, nodeTimeoutMs: nu
   checkNodeOptions(input, index);
   // A commandTimeout of the user's own sets the node's backstop as nodeTimeoutMs would (see commandBackstopMs).
   const { commandTimeout, ...options } = input as RedisOptions;
-  const client = new Redis({ ...options, ...ownClientOptions(commandTimeout ?? nodeTimeoutMs) }) as unknown as RedisClientLike;
-  return { client, owned: true, label: labelOf(client, index), backstopMs: commandBackstopMs(commandTimeout ?? nodeTimeoutMs) };
+  const sentinels = options.sentinels !== undefined;
+  const client = new Redis({ ...options, ...ownClientOptions(commandTimeout ?? nodeTimeoutMs, sentinels) }) as unknown as RedisClientLike;
+  return ownHandle(client, index, commandTimeout ?? nodeTimeoutMs, sentinels);
 }
 
 /** ioredis statuses in which the client has a socket that will emit 'close' (and then 'end'). */
