@@ -42,6 +42,23 @@ describe('the node timeout cap (ttl/3 per attempt)', () => {
     for (const slow of nodes.slice(1)) expect(slow).toMatchObject({ status: 'timeout', error: `no answer within ${CAP} ms` });
   });
 
+  it('times a node out at once in a later round while it still leaves an earlier command unanswered', async () => {
+    // Redis answers a connection in order: the second attempt's command waits behind the first's,
+    // unanswered for longer than the cap, so the node has been silent that long already and the
+    // attempt does not wait a second cap for it (a paused node cost every contended attempt the
+    // whole node timeout).
+    const redlock = fx.redlock({}, await slowNodes(0));
+    await redlock.connect();
+    for (const proxy of proxies) proxy.hold();
+    const first = await rejection(redlock.acquire(uniqueResource('silent-1'), TTL, { retry: false }));
+    const second = await rejection(redlock.acquire(uniqueResource('silent-2'), TTL, { retry: false }));
+    for (const proxy of proxies) proxy.release();
+    const slow = (err: unknown): unknown => (err as QuorumUnavailableError).nodes.slice(1);
+    expect(slow(first)).toEqual([1, 2].map(() => expect.objectContaining({ status: 'timeout', error: `no answer within ${CAP} ms` })));
+    const behind = new RegExp(`^no answer within ${CAP} ms \\(silent for \\d+ ms: an earlier command is still unanswered\\)$`);
+    expect(slow(second)).toEqual([1, 2].map(() => expect.objectContaining({ status: 'timeout', error: expect.stringMatching(behind) })));
+  });
+
   it('grants over slow links only with honest validity: counted from the first write, never from the answer', async () => {
     // 150 ms each way: no slow node can answer within 300 ms of a write, more than the cap. A node
     // whose replies to earlier commands (a failed attempt's, its release's) are still arriving is

@@ -82,6 +82,20 @@ export abstract class NodeTransport {
     return this.cluster ? since : Math.max(since, this.lastAnswerAt);
   }
 
+  /**
+   * Since when the node is silent about a round's command (see runRound): `waitingSince`, the
+   * write of the command it answers now (NaN while unwritten), or an earlier command of ours it
+   * still leaves unanswered, if older: Redis answers a connection's commands in order, so ours
+   * waits behind that one, and a node paused for longer than the node timeout costs a later round
+   * no second wait. No earlier than the last reply read, either way (see silentSince). Not from an
+   * earlier command on a Redis Cluster node: that one may wait on another master.
+   */
+  silenceOf(waitingSince: number): number {
+    const oldest = this.unansweredSince();
+    if (waitingSince >= 0 && (this.cluster || !(oldest < waitingSince))) return this.silentSince(waitingSince);
+    return this.silentSince(oldest);
+  }
+
   protected send<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot | undefined, followUp: boolean): Promise<T> {
     const wire: Wire = { sentAt: NaN, slot };
     if (this.client.status === 'ready' && this.backlog.empty && this.written.size < IN_FLIGHT_WINDOW) {

@@ -49,6 +49,17 @@ function errorText(err: unknown): string {
   return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }
 
+/**
+ * Why a node counts as timed out: silent about this round's command for the node timeout, or
+ * silent since an earlier command of ours it still leaves unanswered (runRound, LockNode.silenceOf).
+ */
+function timeoutText(timeoutMs: number, since: number, written: number, now: number): string {
+  const text = `no answer within ${timeoutMs} ms`;
+  return since < written || Number.isNaN(written)
+    ? `${text} (silent for ${Math.round(now - since)} ms: an earlier command is still unanswered)`
+    : text;
+}
+
 /** The client's own command or connect timeout: the node was slow, not refusing. */
 function isTimeout(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
@@ -130,12 +141,7 @@ export function runRound<T>(
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
       for (let i = 0; i < n && !done; i++) {
         if (outcomes[i]!.status !== 'pending') continue;
-        // Written: the node's own time, from the write of the command it answers now (an
-        // exchange's follow-up restarts it). Not written yet: charged only while the node
-        // leaves an earlier command unanswered (it is paused or stuck, not just busy).
-        const waiting = slots[i]!.waitingSince;
-        // Either way, a node whose later replies we are still reading is answering (see LockNode.silentSince).
-        const since = nodes[i]!.silentSince(waiting >= 0 ? waiting : nodes[i]!.unansweredSince());
+        const since = silence(i);
         const due = since + timeoutMs;
         if (due <= now && !confirmed) {
           // A poll phase reads only what had arrived when it began: if this process stalled after
@@ -143,7 +149,7 @@ export function runRound<T>(
           // One more poll phase reads them before anyone is declared timed out.
           recheck = true;
         } else if (due <= now) {
-          record(i, { node: nodes[i]!.label, status: 'timeout', error: `no answer within ${timeoutMs} ms` });
+          record(i, { node: nodes[i]!.label, status: 'timeout', error: timeoutText(timeoutMs, since, slots[i]!.waitingSince, now) });
         } else {
           next = Math.min(next, Number.isNaN(due) ? now + timeoutMs : due);
         }
@@ -156,6 +162,21 @@ export function runRound<T>(
       else if (next === Infinity) finish();
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- record() above may have finished the round
       else if (!done) arm(next - now);
+    };
+    // Written: the node's own time, from the write of the command it answers now (an exchange's
+    // follow-up restarts it), or from an earlier command it still leaves unanswered. Not written
+    // yet: charged only while the node leaves an earlier command unanswered (it is paused or
+    // stuck, not just busy). Either way, a node whose later replies we are still reading is
+    // answering (see LockNode.silenceOf).
+    const silence = (i: number): number => nodes[i]!.silenceOf(slots[i]!.waitingSince);
+    // When to look first: after the node timeout, or sooner for a node already silent before this round.
+    const firstCheckIn = (): number => {
+      let since = Infinity;
+      for (let i = 0; i < n; i++) {
+        const s = outcomes[i]!.status === 'pending' ? silence(i) : NaN;
+        if (s < since) since = s; // NaN (not written yet) never is
+      }
+      return Math.min(timeoutMs, since + timeoutMs - performance.now());
     };
     // The timer fires before this turn's I/O is read: check after it (setImmediate runs
     // after the poll phase), so an answer that already arrived is not a timeout.
@@ -194,6 +215,6 @@ export function runRound<T>(
       );
     }
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a synchronous send failure can finish the round in the loop above
-    if (!done) arm(timeoutMs);
+    if (!done) arm(firstCheckIn());
   });
 }
