@@ -130,6 +130,14 @@ export class Lock {
     return Math.max(0, this.expiresAtMono - performance.now());
   }
 
+  /**
+   * @internal The error `signal` aborted with once the lock was lost, read without making the
+   * signal: `using()` checks it after every routine, and an AbortController costs about 8 µs.
+   */
+  get lossError(): LockLostError | undefined {
+    return this.lostError;
+  }
+
   /** True once `release()` was called (or the Redlock closed). */
   get released(): boolean {
     return this.releasing !== undefined;

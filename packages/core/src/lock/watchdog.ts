@@ -27,7 +27,7 @@ export function startWatchdog(lock: Lock, ttlMs: number, maxHoldMs: number): () 
 
   const tick = (): void => {
     timer = undefined;
-    if (stopped || lock.signal.aborted || lock.released) return;
+    if (stopped || lock.lossError || lock.released) return;
     if (performance.now() >= holdDeadline) {
       lock.lose('max-hold-exceeded');
       return;
@@ -74,6 +74,8 @@ export async function runWithLock<T>(lock: Lock, ttlMs: number, maxHoldMs: numbe
     stop();
     await lock.release();
   }
-  if (lock.signal.aborted) throw lock.signal.reason;
+  // Not `lock.signal.aborted`: that would make the lock's AbortController on every call.
+  const lost = lock.lossError;
+  if (lost) throw lost;
   return result;
 }

@@ -15,9 +15,9 @@ export interface LockFrame {
 
 const storage = new AsyncLocalStorage<LockFrame>();
 
-/** A lock still counts as held by the chain while it is neither released nor lost. */
+/** A lock still counts as held by the chain while it is neither released nor lost (read without making its signal). */
 function isHeld(lock: Lock): boolean {
-  return !lock.released && !lock.signal.aborted;
+  return lock.state === 'held';
 }
 
 /**
