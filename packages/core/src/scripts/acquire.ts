@@ -227,9 +227,13 @@ async function acquireAcrossSlots(
   throw failed?.reason instanceof Error ? failed.reason : new Error(`a slot's acquire failed: ${String(failed?.reason)}`);
 }
 
+/** A grant without fence counters (the common case): one shared reply instead of two arrays per node. */
+const GRANTED: ParsedReply<string[]> = Object.freeze({ status: 'ok', value: Object.freeze([]) as unknown as string[] });
+
 /** Parses the acquire reply: the fence counters (strings) as the value on success. */
 export function parseAcquireReply(reply: unknown): ParsedReply<string[]> {
   if (!Array.isArray(reply)) return { status: 'error' };
+  if (reply.length === 1 && Number(reply[0]) === 1) return GRANTED;
   if (Number(reply[0]) === 1) return { status: 'ok', value: reply.slice(1).map(String) };
   const pttl = Number(reply[1]);
   return pttl > 0 ? { status: 'held', ttlMs: pttl } : { status: 'held' };
