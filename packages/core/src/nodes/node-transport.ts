@@ -15,6 +15,13 @@ import { TickBatch } from './tick-batch.js';
 import { handOver, IN_FLIGHT_WINDOW, isReplyError, stamp, type SendSlot, type Wire } from './node-wire.js';
 import type { ClientHandle, RedisClientLike } from './redis-client.js';
 
+/**
+ * The share of the node timeout a round's command gets from its own write on a node already silent
+ * about an earlier command (see silenceOf): enough for a node resumed just before it to answer,
+ * a quarter of the whole wait it would cost a round while the node stays paused.
+ */
+const RESUME_GRACE = 0.25;
+
 /** The write path of one node; see LockNode, the only subclass. */
 export abstract class NodeTransport {
   readonly client: RedisClientLike;
@@ -83,17 +90,21 @@ export abstract class NodeTransport {
   }
 
   /**
-   * Since when the node is silent about a round's command (see runRound): `waitingSince`, the
-   * write of the command it answers now (NaN while unwritten), or an earlier command of ours it
-   * still leaves unanswered, if older: Redis answers a connection's commands in order, so ours
-   * waits behind that one, and a node paused for longer than the node timeout costs a later round
-   * no second wait. No earlier than the last reply read, either way (see silentSince). Not from an
-   * earlier command on a Redis Cluster node: that one may wait on another master.
+   * Since when the node is silent about a round's command (see runRound), for a round timing
+   * its nodes at `timeoutMs`: `waitingSince`, the write of the command it answers now (NaN while
+   * unwritten), or an earlier command of ours it still leaves unanswered, if older: Redis answers
+   * a connection's commands in order, so ours waits behind that one, and a node paused for longer
+   * than the node timeout costs a later round no second whole wait. Our command still gets a
+   * quarter of the timeout from its write ({@link RESUME_GRACE}): a node resumed just before it
+   * (its old replies not read yet) answers within it. No earlier than the last reply read, either
+   * way (see silentSince). Not from an earlier command on a Redis Cluster node: that one may wait
+   * on another master.
    */
-  silenceOf(waitingSince: number): number {
+  silenceOf(waitingSince: number, timeoutMs: number): number {
     const oldest = this.unansweredSince();
     if (waitingSince >= 0 && (this.cluster || !(oldest < waitingSince))) return this.silentSince(waitingSince);
-    return this.silentSince(oldest);
+    if (!(waitingSince >= 0)) return this.silentSince(oldest);
+    return this.silentSince(Math.max(oldest, waitingSince - timeoutMs * (1 - RESUME_GRACE)));
   }
 
   protected send<T>(command: (client: RedisClientLike) => Promise<T>, slot: SendSlot | undefined, followUp: boolean): Promise<T> {

@@ -164,11 +164,12 @@ export function runRound<T>(
       else if (!done) arm(next - now);
     };
     // Written: the node's own time, from the write of the command it answers now (an exchange's
-    // follow-up restarts it), or from an earlier command it still leaves unanswered. Not written
+    // follow-up restarts it), or from an earlier command it still leaves unanswered (a quarter of
+    // the timeout after our write at the earliest, so a node resumed just now may answer). Not written
     // yet: charged only while the node leaves an earlier command unanswered (it is paused or
     // stuck, not just busy). Either way, a node whose later replies we are still reading is
     // answering (see LockNode.silenceOf).
-    const silence = (i: number): number => nodes[i]!.silenceOf(slots[i]!.waitingSince);
+    const silence = (i: number): number => nodes[i]!.silenceOf(slots[i]!.waitingSince, timeoutMs);
     // When to look first: after the node timeout, or sooner for a node already silent before this round.
     const firstCheckIn = (): number => {
       let since = Infinity;
