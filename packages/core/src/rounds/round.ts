@@ -177,7 +177,11 @@ export function runRound<T>(
         const s = outcomes[i]!.status === 'pending' ? silence(i) : NaN;
         if (s < since) since = s; // NaN (not written yet) never is
       }
-      return Math.min(timeoutMs, since + timeoutMs - performance.now());
+      const dueIn = since + timeoutMs - performance.now();
+      // Exactly the node timeout unless a node was silent before this round (this tick's own
+      // writes are a fraction of a millisecond old): a timer of the caller's, armed with the same
+      // delay after this one, then fires in the same timers phase, after it, as it always did.
+      return dueIn < timeoutMs - 1 ? dueIn : timeoutMs;
     };
     // The timer fires before this turn's I/O is read: check after it (setImmediate runs
     // after the poll phase), so an answer that already arrived is not a timeout.
