@@ -91,6 +91,10 @@ describe('fencing tokens under random quorums (property)', () => {
             // Heal before releasing, so a lost-reply SET does not linger until its TTL.
             clients.flat().forEach((c) => (c.cut = 'none'));
             await lock.release();
+            // release() resolves at a quorum: the other instance's next acquire (its own connections)
+            // could reach a node before this release does. A PING on the same connections is answered
+            // after the release there (Redis answers a connection in order): every node applied it.
+            await Promise.all(raw[step.who]!.map((c) => c.ping()));
           }
           for (let i = 1; i < tokens.length; i++) {
             if (!(tokens[i]! > tokens[i - 1]!)) return false;
