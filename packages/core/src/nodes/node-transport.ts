@@ -102,8 +102,10 @@ export abstract class NodeTransport {
    */
   silenceOf(waitingSince: number, timeoutMs: number): number {
     const oldest = this.unansweredSince();
-    if (waitingSince >= 0 && (this.cluster || !(oldest < waitingSince))) return this.silentSince(waitingSince);
+    // Not written yet (NaN): only an earlier unanswered command charges the node.
     if (!(waitingSince >= 0)) return this.silentSince(oldest);
+    // Nothing older than ours waits (or a cluster node): our own write.
+    if (this.cluster || !(oldest < waitingSince)) return this.silentSince(waitingSince);
     return this.silentSince(Math.max(oldest, waitingSince - timeoutMs * (1 - RESUME_GRACE)));
   }
 
