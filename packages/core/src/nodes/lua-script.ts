@@ -41,7 +41,17 @@ export class ScriptSender {
     const cached = master === undefined ? script.sha : `${script.sha}@${master}`;
     if (!this.sentInFull.has(cached)) {
       this.sentInFull.add(cached);
-      return this.client.eval(script.source, keys.length, ...keys, ...args);
+      // Marked before the reply so that commands sent meanwhile use the SHA (they run after it).
+      // A failed send may not have cached it (a request lost before the wire, an error reply such
+      // as OOM): the next use sends it in full again (harmless if it was cached). Else its EVALSHA
+      // would meet NOSCRIPT, and the re-sent EVAL would run after the commands sent meanwhile:
+      // an acquire after the release that must undo it, leaving the key set until its TTL.
+      try {
+        return await this.client.eval(script.source, keys.length, ...keys, ...args);
+      } catch (err) {
+        this.sentInFull.delete(cached);
+        throw err;
+      }
     }
     try {
       return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
