@@ -96,7 +96,11 @@ export class EtcdTransport {
         continue;
       }
       if (!attempt.retry) throw new EtcdReplyError(attempt.code ?? 0, attempt.error);
-      outcomes.set(i, { node: this.labels[i]!, status: attempt.status, error: attempt.error });
+      // A retry cut short by the deadline (its budget may be a fraction of a millisecond) says less
+      // than the member's earlier error (a refused connection): the error stays its outcome.
+      if (attempt.status !== 'timeout' || outcomes.get(i)?.status !== 'error') {
+        outcomes.set(i, { node: this.labels[i]!, status: attempt.status, error: attempt.error });
+      }
       // After a full round of refusals (an election under way), pause briefly before the next round.
       if ((tried + 1) % hosts === 0) await pause(Math.min(50, Math.max(0, deadline - performance.now())));
     }
@@ -117,7 +121,7 @@ export class EtcdTransport {
     const headers = await this.headers();
     return new Promise((resolve, reject) => {
       const req = this.request(host, path, headers);
-      const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(() => req.destroy(new Error(`no answer within ${Math.ceil(timeoutMs)} ms`)), timeoutMs);
       req.once('response', (response) => {
         clearTimeout(timer);
         if (response.statusCode !== 200) {
@@ -174,7 +178,7 @@ export class EtcdTransport {
       };
       const req = this.request(i, path, headers);
       const timer = setTimeout(() => {
-        finish({ ok: false, retry: true, status: 'timeout', error: `no answer within ${timeoutMs} ms` });
+        finish({ ok: false, retry: true, status: 'timeout', error: `no answer within ${Math.ceil(timeoutMs)} ms` });
         req.destroy();
       }, timeoutMs);
       req.once('error', (err) => finish({ ok: false, retry: true, status: 'error', error: describe(err) }));
