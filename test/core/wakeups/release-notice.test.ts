@@ -120,12 +120,20 @@ describe.each(CLIENT_KINDS)('release notices (%s nodes)', (client) => {
     const channel = `${waiter.wakeQueue!.prefix}${waiter.wakeQueue!.id}`;
     const held = await holder.acquire(resource, 60_000);
     const waiting = waiter.acquire(resource, 60_000);
+    // Awaited below; should the test fail first, its rejection at close() must not land in the next test.
+    waiting.catch(() => undefined);
     await parked(waiter, 1, 1);
     // Armed once 2 of the 3 nodes confirmed (every quorum meets them); the third may confirm later.
+    let seen: unknown[] = [];
     await until(async () => {
       const subscribed = await Promise.all(direct.map((c) => c.pubsub('NUMSUB', channel, lockKey(resource))));
+      seen = subscribed;
       return subscribed.every((reply) => Number(reply[1]) === 1 && Number(reply[3]) === 1);
-    }, 'both channels subscribed on every server');
+    }, 'both channels subscribed on every server').catch((err: unknown) => {
+      // What each server and the notifier saw, for the failure's report.
+      const acked = direct.map((_, node) => waiter.notices.subscribedOn(lockKey(resource), node));
+      throw new Error(`${String(err)}; NUMSUB per server: ${JSON.stringify(seen)}; key channel confirmed per node: ${acked.join(', ')}`);
+    });
     await held.release();
     await (await waiting).release();
     await waiter.notices.whenIdle();
