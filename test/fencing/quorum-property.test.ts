@@ -6,49 +6,25 @@
  * the two ways a real partition or timeout can fall.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Redlock, type NodeClient } from '@redlock-nest/core';
+import { Redlock } from '@redlock-nest/core';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
+import { InterceptedClient } from '../harness/intercepted-client.js';
 import { RedisCluster } from '../harness/redis-server.js';
 
 type Cut = 'none' | 'drop-request' | 'drop-reply';
 
 /** A client whose link to its node can be cut, one way or the other. */
-class PartitionableClient implements NodeClient {
+class PartitionableClient extends InterceptedClient {
   cut: Cut = 'none';
-  constructor(private readonly real: Redis) {}
-  get status(): string {
-    return this.real.status;
-  }
   get options() {
     return { enableOfflineQueue: false, commandTimeout: 200, maxRetriesPerRequest: 0 };
   }
-  private async through<T>(send: () => Promise<T>): Promise<T> {
+  protected async through<T>(_name: string, send: () => Promise<T>): Promise<T> {
     if (this.cut === 'drop-request') throw new Error('ECONNRESET (partitioned)');
     const reply = await send();
     if (this.cut === 'drop-reply') throw new Error('ECONNRESET (partitioned after the command was applied)');
     return reply;
-  }
-  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown> {
-    return this.through(() => this.real.evalsha(sha, numKeys, ...args));
-  }
-  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown> {
-    return this.through(() => this.real.eval(script, numKeys, ...args));
-  }
-  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<unknown> {
-    return this.through(() => this.real.set(key, value, px, ms, nx));
-  }
-  pttl(key: string): Promise<number> {
-    return this.through(() => this.real.pttl(key));
-  }
-  info(section: string): Promise<string> {
-    return this.real.info(section);
-  }
-  quit(): Promise<unknown> {
-    return this.real.quit();
-  }
-  disconnect(): void {
-    this.real.disconnect();
   }
 }
 

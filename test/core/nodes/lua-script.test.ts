@@ -4,8 +4,7 @@
  * full again, else the NOSCRIPT fallback re-sends it after the commands sent meanwhile.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { NodeClient } from '@redlock-nest/core';
-import type { Redis } from 'ioredis';
+import { InterceptedClient } from '../../harness/intercepted-client.js';
 import { lockKey, uniqueResource, useFixture } from '../helpers.js';
 
 /**
@@ -13,16 +12,12 @@ import { lockKey, uniqueResource, useFixture } from '../helpers.js';
  * its socket is not writable), and whose replies can be held back (a slow link on the way back:
  * the commands reach the server at once and run in order).
  */
-class HeldRepliesClient implements NodeClient {
+class HeldRepliesClient extends InterceptedClient {
   readonly calls: string[] = [];
   private dropNextEval = true;
   private held: Array<() => void> | undefined;
   private outstanding = 0;
   private onIdle: (() => void) | undefined;
-  constructor(private readonly real: Redis) {}
-  get status(): string {
-    return this.real.status;
-  }
   get options() {
     return { enableOfflineQueue: false, maxRetriesPerRequest: 0 };
   }
@@ -42,7 +37,7 @@ class HeldRepliesClient implements NodeClient {
     this.held = undefined;
     while (this.outstanding > 0) await new Promise<void>((resolve) => (this.onIdle = resolve));
   }
-  private async through<T>(name: string, send: () => Promise<T>): Promise<T> {
+  protected async through<T>(name: string, send: () => Promise<T>): Promise<T> {
     this.calls.push(name);
     this.outstanding++;
     try {
@@ -59,31 +54,13 @@ class HeldRepliesClient implements NodeClient {
       if (--this.outstanding === 0) this.onIdle?.();
     }
   }
-  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown> {
-    return this.through('evalsha', () => this.real.evalsha(sha, numKeys, ...args));
-  }
-  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown> {
+  override eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown> {
     if (this.dropNextEval) {
       this.dropNextEval = false;
       this.calls.push('eval (dropped)');
       return Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"));
     }
-    return this.through('eval', () => this.real.eval(script, numKeys, ...args));
-  }
-  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<unknown> {
-    return this.through('set', () => this.real.set(key, value, px, ms, nx));
-  }
-  pttl(key: string): Promise<number> {
-    return this.through('pttl', () => this.real.pttl(key));
-  }
-  info(section: string): Promise<string> {
-    return this.real.info(section);
-  }
-  quit(): Promise<unknown> {
-    return this.real.quit();
-  }
-  disconnect(): void {
-    this.real.disconnect();
+    return super.eval(script, numKeys, ...args);
   }
 }
 
