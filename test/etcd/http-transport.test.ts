@@ -13,7 +13,7 @@ describe('etcd HTTP transport', () => {
   const sockets = new Set<Socket>();
   afterEach(async () => {
     for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => server?.close(resolve));
+    if (server) await new Promise((resolve) => server!.close(resolve));
   });
 
   it("keeps a member's error as its outcome when a retry cut short by the deadline times out", async () => {

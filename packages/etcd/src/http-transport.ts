@@ -36,6 +36,11 @@ export class EtcdUnreachableError extends Error {
   }
 }
 
+/** A request's timeout, in whole milliseconds (its budget can be a fraction of one). */
+function noAnswerWithin(timeoutMs: number): string {
+  return `no answer within ${Math.ceil(timeoutMs)} ms`;
+}
+
 /** gRPC codes worth another member: UNAVAILABLE (no leader, leader changed, stopping), DEADLINE_EXCEEDED, ABORTED. */
 const RETRYABLE_CODES = new Set([14, 4, 10]);
 /** UNAUTHENTICATED: the auth token expired; fetch a new one. */
@@ -121,7 +126,7 @@ export class EtcdTransport {
     const headers = await this.headers();
     return new Promise((resolve, reject) => {
       const req = this.request(host, path, headers);
-      const timer = setTimeout(() => req.destroy(new Error(`no answer within ${Math.ceil(timeoutMs)} ms`)), timeoutMs);
+      const timer = setTimeout(() => req.destroy(new Error(noAnswerWithin(timeoutMs))), timeoutMs);
       req.once('response', (response) => {
         clearTimeout(timer);
         if (response.statusCode !== 200) {
@@ -178,7 +183,7 @@ export class EtcdTransport {
       };
       const req = this.request(i, path, headers);
       const timer = setTimeout(() => {
-        finish({ ok: false, retry: true, status: 'timeout', error: `no answer within ${Math.ceil(timeoutMs)} ms` });
+        finish({ ok: false, retry: true, status: 'timeout', error: noAnswerWithin(timeoutMs) });
         req.destroy();
       }, timeoutMs);
       req.once('error', (err) => finish({ ok: false, retry: true, status: 'error', error: describe(err) }));
